@@ -1,0 +1,156 @@
+"""Running the tool calls of one model reply.
+
+Whatever happens (unknown tool, bad input, permission denied, exception, abort), every call gets
+exactly one ToolResult, so the saved history always pairs each tool_use with its result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import difflib
+import inspect
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from glove_core.abort import AbortError, AbortSignal
+from glove_core.stores.base import PermissionStore
+from glove_core.subscribers import ToolUseResult
+from glove_core.tools import Tool, ToolContext, ToolInputError, wrap_result
+from glove_core.types import ToolCall, ToolResult, ToolResultData
+
+if TYPE_CHECKING:
+    from glove_core.glove import Glove
+
+__all__ = ["execute_tool_calls", "interrupted_result"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_LISTED_TOOLS = 40
+
+
+async def execute_tool_calls(
+    glove: Glove, calls: list[ToolCall], signal: AbortSignal
+) -> list[ToolResult]:
+    """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
+    in the order of the calls."""
+    tools = glove._tools
+    if len(calls) > 1 and all(
+        (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
+    ):
+        return list(await asyncio.gather(*(_run_call(glove, c, signal) for c in calls)))
+    return [await _run_call(glove, call, signal) for call in calls]
+
+
+def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
+    """The result recorded for a call that never finished."""
+    return ToolResult(
+        call_id=call.id,
+        name=call.name,
+        result=ToolResultData(status="aborted", message=reason),
+    )
+
+
+async def _run_call(glove: Glove, call: ToolCall, signal: AbortSignal) -> ToolResult:
+    tool = glove._tools.get(call.name)
+    if tool is None:
+        data = _error(_unknown_tool_message(call.name, list(glove._tools)))
+    elif signal.aborted:
+        data = ToolResultData(
+            status="aborted", message="the request was aborted before this tool call started"
+        )
+    else:
+        data = await _run_known(glove, tool, call, signal)
+    result = ToolResult(call_id=call.id, name=call.name, result=data)
+    await glove._subscribers.emit(
+        "tool_use_result", ToolUseResult(call.id, call.name, dict(call.input), data)
+    )
+    return result
+
+
+async def _run_known(
+    glove: Glove, tool: Tool, call: ToolCall, signal: AbortSignal
+) -> ToolResultData:
+    try:
+        parsed = tool.parse_input(call.input)
+    except ToolInputError as exc:
+        return _error(str(exc))
+    ctx = ToolContext(display=glove.display_manager, glove=glove, signal=signal, call_id=call.id)
+    if tool.requires_permission:
+        try:
+            granted = await _ask_permission(glove, tool, call, signal)
+        except AbortError:
+            return ToolResultData(
+                status="aborted", message="aborted while waiting for the user's permission"
+            )
+        if not granted:
+            return _error(
+                f"the user denied permission to run {tool.name!r} with this input. Do not retry "
+                "the same call; ask the user how to proceed."
+            )
+    attempts = 0
+    while True:
+        attempts += 1
+        try:
+            if tool.un_abortable:
+                value = await _invoke(tool, parsed, ctx)
+            else:
+                value = await signal.race(_invoke(tool, parsed, ctx))
+            return wrap_result(value)
+        except AbortError as exc:
+            reason = "the request was aborted while the tool ran" if signal.aborted else str(exc)
+            return ToolResultData(status="aborted", message=reason)
+        except Exception as exc:
+            if attempts > glove.max_retries:
+                logger.warning(
+                    "tool %r failed %d time(s); giving up", tool.name, attempts, exc_info=True
+                )
+                return _error(
+                    f"tool {tool.name!r} failed after {attempts} attempt(s): "
+                    f"{type(exc).__name__}: {exc}"
+                )
+            logger.debug(
+                "tool %r raised on attempt %d; retrying", tool.name, attempts, exc_info=True
+            )
+
+
+async def _invoke(tool: Tool, parsed: Any, ctx: ToolContext) -> Any:
+    result = tool.do(parsed, ctx)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+async def _ask_permission(glove: Glove, tool: Tool, call: ToolCall, signal: AbortSignal) -> bool:
+    store = glove.store
+    memory = store if isinstance(store, PermissionStore) else None
+    key = json.dumps(call.input, sort_keys=True, separators=(",", ":"), default=str)
+    if memory is not None:
+        known = await memory.get_permission(tool.name, key)
+        if known is not None:
+            return known == "granted"
+    answer = await glove.display_manager.push_and_wait(
+        "permission_request",
+        {"tool": tool.name, "description": tool.description, "input": call.input},
+        signal=signal,
+        call_id=call.id,
+    )
+    granted = answer is True or (
+        isinstance(answer, str) and answer.lower() in ("granted", "allow", "yes")
+    )
+    if memory is not None:
+        await memory.set_permission(tool.name, key, "granted" if granted else "denied")
+    return granted
+
+
+def _error(message: str) -> ToolResultData:
+    return ToolResultData(status="error", message=message)
+
+
+def _unknown_tool_message(name: str, available: list[str]) -> str:
+    close = difflib.get_close_matches(name, available, n=3, cutoff=0.5)
+    hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+    listed = sorted(available)[:_MAX_LISTED_TOOLS]
+    more = f" and {len(available) - len(listed)} more" if len(available) > len(listed) else ""
+    names = ", ".join(listed) if listed else "none"
+    return f"unknown tool {name!r}.{hint} Available tools: {names}{more}."

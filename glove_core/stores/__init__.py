@@ -1,0 +1,27 @@
+"""Conversation stores."""
+
+from glove_core.stores.base import (
+    InboxStore as InboxStore,
+)
+from glove_core.stores.base import (
+    PermissionStatus as PermissionStatus,
+)
+from glove_core.stores.base import (
+    PermissionStore as PermissionStore,
+)
+from glove_core.stores.base import (
+    StoreAdapter as StoreAdapter,
+)
+from glove_core.stores.base import (
+    TaskStore as TaskStore,
+)
+from glove_core.stores.memory import MemoryStore as MemoryStore
+
+__all__ = [
+    "InboxStore",
+    "MemoryStore",
+    "PermissionStatus",
+    "PermissionStore",
+    "StoreAdapter",
+    "TaskStore",
+]

@@ -1,0 +1,116 @@
+"""The store protocols: where a conversation lives.
+
+``StoreAdapter`` is required: messages and counters. The capability protocols are optional; a
+store that implements one switches the matching feature on (tasks → ``glove_update_tasks``,
+permissions → remembered answers, inbox → ``glove_post_to_inbox``).
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, runtime_checkable
+
+from glove_core.types import InboxItem, Message, Task, Usage
+
+__all__ = [
+    "InboxStore",
+    "PermissionStatus",
+    "PermissionStore",
+    "StoreAdapter",
+    "TaskStore",
+]
+
+PermissionStatus = Literal["granted", "denied"]
+
+
+@runtime_checkable
+class StoreAdapter(Protocol):
+    """Messages and counters of one conversation."""
+
+    @property
+    def identifier(self) -> str:
+        """The conversation's id."""
+        ...
+
+    async def get_messages(self) -> list[Message]:
+        """Every saved message, oldest first (compaction hides none of them here)."""
+        ...
+
+    async def append_messages(self, messages: list[Message]) -> None:
+        """Save messages at the end, all or none."""
+        ...
+
+    async def get_usage(self) -> Usage:
+        """Tokens used by this conversation so far."""
+        ...
+
+    async def add_usage(self, usage: Usage) -> None:
+        """Add one model call's tokens to the total."""
+        ...
+
+    async def get_turn_count(self) -> int:
+        """How many model calls this conversation made."""
+        ...
+
+    async def increment_turn(self) -> None:
+        """Count one more model call."""
+        ...
+
+    async def reset_counters(self) -> None:
+        """Set the token and turn counters to zero."""
+        ...
+
+
+@runtime_checkable
+class TaskStore(Protocol):
+    """Optional: the agent's task list."""
+
+    async def get_tasks(self) -> list[Task]:
+        """The current task list."""
+        ...
+
+    async def set_tasks(self, tasks: list[Task]) -> None:
+        """Replace the whole task list."""
+        ...
+
+
+@runtime_checkable
+class PermissionStore(Protocol):
+    """Optional: remembered answers to permission requests, per tool and input."""
+
+    async def get_permission(self, tool_name: str, input_key: str) -> PermissionStatus | None:
+        """The remembered answer, or None when the user was never asked."""
+        ...
+
+    async def set_permission(
+        self, tool_name: str, input_key: str, status: PermissionStatus
+    ) -> None:
+        """Remember an answer."""
+        ...
+
+
+@runtime_checkable
+class InboxStore(Protocol):
+    """Optional: requests posted by the agent and resolved from outside later."""
+
+    async def get_inbox_items(self) -> list[InboxItem]:
+        """Every inbox item of the conversation."""
+        ...
+
+    async def add_inbox_item(self, item: InboxItem) -> None:
+        """Save a new item."""
+        ...
+
+    async def update_inbox_item(
+        self,
+        item_id: str,
+        *,
+        status: Literal["pending", "resolved", "consumed"] | None = None,
+        response: str | None = None,
+        resolved_at: str | None = None,
+    ) -> None:
+        """Change an item's status, response or resolution time."""
+        ...
+
+    async def get_resolved_inbox_items(self) -> list[InboxItem]:
+        """Items resolved but not yet shown to the agent."""
+        ...

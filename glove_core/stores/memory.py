@@ -1,0 +1,101 @@
+"""MemoryStore: a conversation kept in process memory, with every optional capability."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from glove_core.stores.base import PermissionStatus
+from glove_core.types import InboxItem, Message, Task, Usage
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """Keeps one conversation in memory; lost when the process ends.
+
+    Implements ``StoreAdapter`` and the task, permission and inbox capabilities. Messages are
+    copied on the way in and out, so callers cannot change saved history by accident.
+    """
+
+    def __init__(self, identifier: str = "memory") -> None:
+        self._identifier = identifier
+        self._messages: list[Message] = []
+        self._usage = Usage()
+        self._turns = 0
+        self._tasks: list[Task] = []
+        self._permissions: dict[tuple[str, str], PermissionStatus] = {}
+        self._inbox: dict[str, InboxItem] = {}
+
+    @property
+    def identifier(self) -> str:
+        return self._identifier
+
+    async def get_messages(self) -> list[Message]:
+        return [m.model_copy(deep=True) for m in self._messages]
+
+    async def append_messages(self, messages: list[Message]) -> None:
+        self._messages.extend(m.model_copy(deep=True) for m in messages)
+
+    async def get_usage(self) -> Usage:
+        return self._usage.model_copy()
+
+    async def add_usage(self, usage: Usage) -> None:
+        self._usage = self._usage + usage
+
+    async def get_turn_count(self) -> int:
+        return self._turns
+
+    async def increment_turn(self) -> None:
+        self._turns += 1
+
+    async def reset_counters(self) -> None:
+        self._usage = Usage()
+        self._turns = 0
+
+    async def get_tasks(self) -> list[Task]:
+        return [t.model_copy() for t in self._tasks]
+
+    async def set_tasks(self, tasks: list[Task]) -> None:
+        self._tasks = [t.model_copy() for t in tasks]
+
+    async def get_permission(self, tool_name: str, input_key: str) -> PermissionStatus | None:
+        return self._permissions.get((tool_name, input_key))
+
+    async def set_permission(
+        self, tool_name: str, input_key: str, status: PermissionStatus
+    ) -> None:
+        self._permissions[(tool_name, input_key)] = status
+
+    async def get_inbox_items(self) -> list[InboxItem]:
+        return [i.model_copy() for i in self._inbox.values()]
+
+    async def add_inbox_item(self, item: InboxItem) -> None:
+        if item.id in self._inbox:
+            raise ValueError(f"inbox item {item.id!r} already exists")
+        self._inbox[item.id] = item.model_copy()
+
+    async def update_inbox_item(
+        self,
+        item_id: str,
+        *,
+        status: Literal["pending", "resolved", "consumed"] | None = None,
+        response: str | None = None,
+        resolved_at: str | None = None,
+    ) -> None:
+        item = self._inbox.get(item_id)
+        if item is None:
+            raise KeyError(f"no inbox item {item_id!r} in conversation {self._identifier!r}")
+        changes: dict[str, object] = {}
+        if status is not None:
+            changes["status"] = status
+        if response is not None:
+            changes["response"] = response
+        if resolved_at is not None:
+            changes["resolved_at"] = resolved_at
+        self._inbox[item_id] = item.model_copy(update=changes)
+
+    async def get_resolved_inbox_items(self) -> list[InboxItem]:
+        return [i.model_copy() for i in self._inbox.values() if i.status == "resolved"]
+
+    def __repr__(self) -> str:
+        return f"MemoryStore({self._identifier!r}, messages={len(self._messages)})"

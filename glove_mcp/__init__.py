@@ -1,0 +1,3 @@
+"""glove_mcp: MCP servers as tools of a Glove."""
+
+__all__: list[str] = []
