@@ -1,3 +1,5 @@
 """glove_mcp: MCP servers as tools of a Glove."""
 
-__all__: list[str] = []
+from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
+
+__all__ = ["McpCatalogueEntry"]
