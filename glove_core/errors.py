@@ -11,8 +11,13 @@ Failures the *model* can act on never raise: they become tool results with
     │   └── ToolNameConflictError  two tools share one name
     ├── ModelError                 the model adapter failed
     │   └── ScriptExhaustedError   a ScriptedModel ran out of replies
-    └── DisplayError               a display slot cannot be resolved
-        └── SlotNotFoundError      no pending slot has that id
+    ├── DisplayError               a display slot cannot be resolved
+    │   └── SlotNotFoundError      no pending slot has that id
+    └── StoreError                 a conversation store cannot be opened, read or written
+        ├── StoreCorruptError      the file is not a SQLite database, or is damaged
+        ├── StoreVersionError      the file was written by a newer glove (newer schema)
+        ├── StoreNotFoundError     no store file at the path (outside-process helpers)
+        └── InboxItemError         an inbox item is unknown, ambiguous or not pending
 """
 
 from __future__ import annotations
@@ -21,10 +26,15 @@ __all__ = [
     "DisplayError",
     "GloveError",
     "GloveStateError",
+    "InboxItemError",
     "ModelError",
     "ReentrantRequestError",
     "ScriptExhaustedError",
     "SlotNotFoundError",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreNotFoundError",
+    "StoreVersionError",
     "ToolDefinitionError",
     "ToolNameConflictError",
 ]
@@ -97,3 +107,55 @@ class SlotNotFoundError(DisplayError):
             f"no pending display slot with id {slot_id!r}: it was never pushed, was pushed with "
             "push_and_forget, or has already been resolved, rejected or aborted"
         )
+
+
+class StoreError(GloveError):
+    """A conversation store could not be opened, read or written."""
+
+
+class StoreCorruptError(StoreError):
+    """The store file is not a SQLite database, or its contents are damaged.
+
+    The file is left exactly as it was found.
+    """
+
+    def __init__(self, path: str, detail: str) -> None:
+        self.path = path
+        self.detail = detail
+        super().__init__(
+            f"{path!r} is not a usable glove store ({detail}); it was left untouched. Point "
+            "SqliteStore at a different file, or restore this one from a backup."
+        )
+
+
+class StoreVersionError(StoreError):
+    """The store file has a newer schema than this version of glove can read."""
+
+    def __init__(self, path: str, found: int, supported: int) -> None:
+        self.path = path
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"{path!r} has store schema version {found}, but this glove reads versions up to "
+            f"{supported}; it was left untouched. Upgrade glove to open it."
+        )
+
+
+class StoreNotFoundError(StoreError):
+    """No store file exists at the path given to an outside-process helper."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        super().__init__(
+            f"no glove store at {path!r}: check the path (it is created by the first "
+            "SqliteStore that writes to it)"
+        )
+
+
+class InboxItemError(StoreError, LookupError):
+    """An inbox item cannot be resolved: unknown id, ambiguous id, or not pending."""
+
+    def __init__(self, item_id: str, problem: str) -> None:
+        self.item_id = item_id
+        self.problem = problem
+        super().__init__(f"inbox item {item_id!r}: {problem}")

@@ -8,6 +8,7 @@ as the model wrote it, because the source of truth lives elsewhere, e.g. an MCP 
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import re
 from collections.abc import Awaitable, Callable
@@ -290,11 +291,16 @@ def _tool_from_function(
     input_model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
     field_names = list(fields)
 
+    is_async = inspect.iscoroutinefunction(func)
+
     async def do(input: BaseModel, ctx: ToolContext) -> Any:
         kwargs = {n: getattr(input, n) for n in field_names}
         if ctx_param is not None:
             kwargs[ctx_param] = ctx
-        result = func(**kwargs)
+        if is_async:
+            return await func(**kwargs)
+        # A sync function may block (files, sockets): keep it off the event loop.
+        result = await asyncio.to_thread(func, **kwargs)
         if inspect.isawaitable(result):
             result = await result
         return result

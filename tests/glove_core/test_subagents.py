@@ -1,0 +1,126 @@
+"""Subagents: the dispatch tool, event bracketing, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from glove_core import (
+    SUBAGENT_TOOL_NAME,
+    Glove,
+    MemoryStore,
+    ScriptedModel,
+    SubagentCompleted,
+    SubagentInvoked,
+    ToolCall,
+    ToolResultData,
+    tool,
+)
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    async def record(self, event_type: str, data: Any) -> None:
+        self.events.append((event_type, data))
+
+
+@tool
+def lookup(key: str) -> str:
+    """Look a key up.
+
+    Args:
+        key: the key.
+    """
+    return f"value of {key}"
+
+
+def dispatch(name: str, prompt: str, call_id: str = "d1") -> ToolCall:
+    return ToolCall(id=call_id, name=SUBAGENT_TOOL_NAME, input={"name": name, "prompt": prompt})
+
+
+async def test_subagent_runs_and_parent_sees_bracketed_events() -> None:
+    child_model = ScriptedModel([[ToolCall(id="k1", name="lookup", input={"key": "x"})], "x is 42"])
+    built: list[Glove] = []
+
+    def factory() -> Glove:
+        child = Glove(model=child_model, system_prompt="researcher").fold(lookup)
+        built.append(child)
+        return child
+
+    parent_store = MemoryStore()
+    parent_model = ScriptedModel([[dispatch("research", "find x")], "The answer is 42."])
+    parent = Glove(model=parent_model, system_prompt="main", store=parent_store)
+    parent.define_sub_agent("research", "Looks things up.", factory).build()
+    recorder = Recorder()
+    parent.add_subscriber(recorder)
+
+    result = await parent.process_request("what is x?")
+
+    assert result.text == "The answer is 42."
+    spec = parent_model.requests[0].tools[0]
+    assert spec.name == SUBAGENT_TOOL_NAME
+    assert "- research: Looks things up." in spec.description
+    assert spec.input_schema["required"] == ["name", "prompt"]
+    results = (await parent_store.get_messages())[2].tool_results
+    assert results is not None and results[0].result == ToolResultData(data="x is 42")
+    names = [name for name, _ in recorder.events]
+    start, end = names.index("subagent_invoked"), names.index("subagent_completed")
+    # The child's own events sit between the brackets.
+    assert "tool_use_result" in names[start:end]
+    assert recorder.events[start][1] == SubagentInvoked("research", "find x", "d1")
+    assert recorder.events[end][1] == SubagentCompleted("research", "d1", "x is 42", "success")
+    assert child_model.requests[0].messages[0].text == "find x"
+    assert len(built) == 1
+
+
+async def test_each_call_builds_a_fresh_child() -> None:
+    built: list[Glove] = []
+
+    async def factory() -> Glove:
+        child = Glove(model=ScriptedModel([f"reply {len(built)}"]), system_prompt="c")
+        built.append(child)
+        return child
+
+    parent = Glove(
+        model=ScriptedModel([[dispatch("helper", "a"), dispatch("helper", "b", "d2")], "ok"]),
+        system_prompt="p",
+    )
+    parent.define_sub_agent("helper", "Helps.", factory).build()
+    await parent.process_request("go")
+    assert len(built) == 2
+    assert built[0] is not built[1]
+
+
+async def test_unknown_subagent_and_failing_factory_are_error_results() -> None:
+    def broken() -> Glove:
+        raise RuntimeError("no model configured")
+
+    store = MemoryStore()
+    recorder = Recorder()
+    parent = Glove(
+        model=ScriptedModel([[dispatch("ghost", "x"), dispatch("broken", "y", "d2")], "ok"]),
+        system_prompt="p",
+        store=store,
+    )
+    parent.define_sub_agent("broken", "Fails.", broken).build()
+    parent.add_subscriber(recorder)
+    await parent.process_request("go")
+    results = (await store.get_messages())[2].tool_results
+    assert results is not None
+    ghost, failed = (r.result for r in results)
+    assert ghost.status == "error" and ghost.message is not None
+    assert ghost.message == "unknown subagent 'ghost'; available subagents: broken"
+    assert failed.status == "error" and failed.message is not None
+    assert "RuntimeError: no model configured" in failed.message
+    completed = [d for n, d in recorder.events if n == "subagent_completed"]
+    assert [c.status for c in completed] == ["error"]
+
+
+async def test_defining_a_second_subagent_updates_the_description() -> None:
+    parent = Glove(model=ScriptedModel(["ok"]), system_prompt="p")
+    parent.define_sub_agent("a", "First.", lambda: parent)
+    parent.define_sub_agent("b", "Second.", lambda: parent)
+    (dispatch_tool,) = parent.tools
+    assert "- a: First." in dispatch_tool.description
+    assert "- b: Second." in dispatch_tool.description
