@@ -7,18 +7,46 @@ runs the tools the model asks for, and repeats until the model answers.
 from glove_core.abort import AbortController as AbortController
 from glove_core.abort import AbortError as AbortError
 from glove_core.abort import AbortSignal as AbortSignal
+from glove_core.compaction import CompactionConfig as CompactionConfig
+from glove_core.context import ContextDelivery as ContextDelivery
+from glove_core.context import ContextSnapshot as ContextSnapshot
+from glove_core.context_items import ContextItem as ContextItem
+from glove_core.context_items import InstructionItem as InstructionItem
+from glove_core.context_items import NoticeItem as NoticeItem
+from glove_core.context_items import ToolsItem as ToolsItem
+from glove_core.context_items import disable_tools as disable_tools
+from glove_core.context_items import enable_tools as enable_tools
+from glove_core.context_items import instruction as instruction
+from glove_core.context_items import notice as notice
 from glove_core.display import DisplayManager as DisplayManager
 from glove_core.display import Slot as Slot
+from glove_core.errors import ContextItemError as ContextItemError
+from glove_core.errors import ContextKeyConflictError as ContextKeyConflictError
+from glove_core.errors import ContextProviderError as ContextProviderError
 from glove_core.errors import DisplayError as DisplayError
 from glove_core.errors import GloveError as GloveError
 from glove_core.errors import GloveStateError as GloveStateError
+from glove_core.errors import InboxItemError as InboxItemError
 from glove_core.errors import ModelError as ModelError
 from glove_core.errors import ReentrantRequestError as ReentrantRequestError
 from glove_core.errors import ScriptExhaustedError as ScriptExhaustedError
 from glove_core.errors import SlotNotFoundError as SlotNotFoundError
+from glove_core.errors import StoreCorruptError as StoreCorruptError
+from glove_core.errors import StoreError as StoreError
+from glove_core.errors import StoreNotFoundError as StoreNotFoundError
+from glove_core.errors import StoreVersionError as StoreVersionError
 from glove_core.errors import ToolDefinitionError as ToolDefinitionError
 from glove_core.errors import ToolNameConflictError as ToolNameConflictError
+from glove_core.event_queue import EventQueue as EventQueue
+from glove_core.event_queue import MemoryEventQueue as MemoryEventQueue
+from glove_core.event_queue import OutsideEvent as OutsideEvent
+from glove_core.event_queue import SqliteEventQueue as SqliteEventQueue
+from glove_core.events import EventDisposition as EventDisposition
+from glove_core.events import EventsConfig as EventsConfig
+from glove_core.events import default_event_policy as default_event_policy
+from glove_core.events import format_events as format_events
 from glove_core.glove import Glove as Glove
+from glove_core.glove import TurnPreparer as TurnPreparer
 from glove_core.loop import RequestResult as RequestResult
 from glove_core.models.base import ModelAdapter as ModelAdapter
 from glove_core.models.base import ModelRequest as ModelRequest
@@ -29,14 +57,21 @@ from glove_core.stores.base import PermissionStore as PermissionStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
 from glove_core.stores.base import TaskStore as TaskStore
 from glove_core.stores.memory import MemoryStore as MemoryStore
+from glove_core.stores.sqlite import SessionInfo as SessionInfo
+from glove_core.stores.sqlite import SqliteStore as SqliteStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME as SUBAGENT_TOOL_NAME
 from glove_core.subscribers import CompactionEnd as CompactionEnd
 from glove_core.subscribers import CompactionStart as CompactionStart
+from glove_core.subscribers import EventDropped as EventDropped
+from glove_core.subscribers import EventInjected as EventInjected
 from glove_core.subscribers import EventPayload as EventPayload
+from glove_core.subscribers import EventReceived as EventReceived
 from glove_core.subscribers import EventType as EventType
+from glove_core.subscribers import EventWakeFailed as EventWakeFailed
 from glove_core.subscribers import ModelResponseCompleteEvent as ModelResponseCompleteEvent
 from glove_core.subscribers import ModelResponseEvent as ModelResponseEvent
 from glove_core.subscribers import Notify as Notify
+from glove_core.subscribers import RuntimeContextEvent as RuntimeContextEvent
 from glove_core.subscribers import SubagentCompleted as SubagentCompleted
 from glove_core.subscribers import SubagentInvoked as SubagentInvoked
 from glove_core.subscribers import Subscriber as Subscriber
@@ -65,20 +100,37 @@ __all__ = [
     "AbortController",
     "AbortError",
     "AbortSignal",
+    "CompactionConfig",
     "CompactionEnd",
     "CompactionStart",
     "ContentPart",
+    "ContextDelivery",
+    "ContextItem",
+    "ContextItemError",
+    "ContextKeyConflictError",
+    "ContextProviderError",
+    "ContextSnapshot",
     "DisplayError",
     "DisplayManager",
     "DocumentPart",
+    "EventDisposition",
+    "EventDropped",
+    "EventInjected",
     "EventPayload",
+    "EventQueue",
+    "EventReceived",
     "EventType",
+    "EventWakeFailed",
+    "EventsConfig",
     "Glove",
     "GloveError",
     "GloveStateError",
     "ImagePart",
     "InboxItem",
+    "InboxItemError",
     "InboxStore",
+    "InstructionItem",
+    "MemoryEventQueue",
     "MemoryStore",
     "Message",
     "ModelAdapter",
@@ -87,15 +139,25 @@ __all__ = [
     "ModelResponse",
     "ModelResponseCompleteEvent",
     "ModelResponseEvent",
+    "NoticeItem",
     "Notify",
+    "OutsideEvent",
     "PermissionStore",
     "ReentrantRequestError",
     "RequestResult",
+    "RuntimeContextEvent",
     "ScriptExhaustedError",
     "ScriptedModel",
+    "SessionInfo",
     "Slot",
     "SlotNotFoundError",
+    "SqliteEventQueue",
+    "SqliteStore",
     "StoreAdapter",
+    "StoreCorruptError",
+    "StoreError",
+    "StoreNotFoundError",
+    "StoreVersionError",
     "SubagentCompleted",
     "SubagentInvoked",
     "Subscriber",
@@ -114,6 +176,14 @@ __all__ = [
     "ToolSpec",
     "ToolUse",
     "ToolUseResult",
+    "ToolsItem",
+    "TurnPreparer",
     "Usage",
+    "default_event_policy",
+    "disable_tools",
+    "enable_tools",
+    "format_events",
+    "instruction",
+    "notice",
     "tool",
 ]

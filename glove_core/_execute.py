@@ -14,6 +14,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from glove_core.abort import AbortError, AbortSignal
+from glove_core.context_items import current_tool_call
 from glove_core.stores.base import PermissionStore
 from glove_core.subscribers import ToolUseResult
 from glove_core.tools import Tool, ToolContext, ToolInputError, wrap_result
@@ -30,16 +31,19 @@ _MAX_LISTED_TOOLS = 40
 
 
 async def execute_tool_calls(
-    glove: Glove, calls: list[ToolCall], signal: AbortSignal
+    glove: Glove,
+    calls: list[ToolCall],
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str] = frozenset(),
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
-    in the order of the calls."""
+    in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
     tools = glove._tools
     if len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
     ):
-        return list(await asyncio.gather(*(_run_call(glove, c, signal) for c in calls)))
-    return [await _run_call(glove, call, signal) for call in calls]
+        return list(await asyncio.gather(*(_run_call(glove, c, signal, disabled) for c in calls)))
+    return [await _run_call(glove, call, signal, disabled) for call in calls]
 
 
 def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
@@ -51,10 +55,17 @@ def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
     )
 
 
-async def _run_call(glove: Glove, call: ToolCall, signal: AbortSignal) -> ToolResult:
+async def _run_call(
+    glove: Glove, call: ToolCall, signal: AbortSignal, disabled: set[str] | frozenset[str]
+) -> ToolResult:
     tool = glove._tools.get(call.name)
     if tool is None:
         data = _error(_unknown_tool_message(call.name, list(glove._tools)))
+    elif call.name in disabled:
+        data = _error(
+            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
+            "run. Carry on without it, or ask the user whether it should be switched back on."
+        )
     elif signal.aborted:
         data = ToolResultData(
             status="aborted", message="the request was aborted before this tool call started"
@@ -115,10 +126,14 @@ async def _run_known(
 
 
 async def _invoke(tool: Tool, parsed: Any, ctx: ToolContext) -> Any:
-    result = tool.do(parsed, ctx)
-    if inspect.isawaitable(result):
-        result = await result
-    return result
+    token = current_tool_call.set(ctx.call_id)
+    try:
+        result = tool.do(parsed, ctx)
+        if inspect.isawaitable(result):
+            result = await result
+        return result
+    finally:
+        current_tool_call.reset(token)
 
 
 async def _ask_permission(glove: Glove, tool: Tool, call: ToolCall, signal: AbortSignal) -> bool:
@@ -153,4 +168,4 @@ def _unknown_tool_message(name: str, available: list[str]) -> str:
     listed = sorted(available)[:_MAX_LISTED_TOOLS]
     more = f" and {len(available) - len(listed)} more" if len(available) > len(listed) else ""
     names = ", ".join(listed) if listed else "none"
-    return f"unknown tool {name!r}.{hint} Available tools: {names}{more}."
+    return f"tool_unavailable: unknown tool {name!r}.{hint} Available tools: {names}{more}."

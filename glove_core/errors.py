@@ -10,7 +10,19 @@ Failures the *model* can act on never raise: they become tool results with
     ├── ToolDefinitionError        a tool is malformed (fix your code)
     │   └── ToolNameConflictError  two tools share one name
     ├── ModelError                 the model adapter failed
-    │   └── ScriptExhaustedError   a ScriptedModel ran out of replies
+    │   ├── ScriptExhaustedError   a ScriptedModel ran out of replies
+    │   ├── MissingAPIKeyError     no API key was passed or found in the environment
+    │   ├── ModelConnectionError   the provider was unreachable or dropped the reply (after retries)
+    │   └── ModelAPIError          the provider answered with an HTTP error
+    │       ├── ModelBadRequestError      400: the request was rejected (the API's message)
+    │       │   └── ContextWindowExceededError  the prompt is over the context window
+    │       ├── ModelAuthenticationError  401/403: the key is wrong or lacks access
+    │       ├── ModelRateLimitError       429, still after retries (``retry_after``)
+    │       ├── ModelOverloadedError      529, still after retries (``retry_after``)
+    │       └── ModelServerError          other 5xx, still after retries
+    ├── ContextProviderError       a runtime context provider failed; no model call was made
+    ├── ContextItemError           a context item was refused (invalid, too large, not allowed)
+    │   └── ContextKeyConflictError  a key was reused with different items
     ├── DisplayError               a display slot cannot be resolved
     │   └── SlotNotFoundError      no pending slot has that id
     └── StoreError                 a conversation store cannot be opened, read or written
@@ -23,11 +35,23 @@ Failures the *model* can act on never raise: they become tool results with
 from __future__ import annotations
 
 __all__ = [
+    "ContextItemError",
+    "ContextKeyConflictError",
+    "ContextProviderError",
+    "ContextWindowExceededError",
     "DisplayError",
     "GloveError",
     "GloveStateError",
     "InboxItemError",
+    "MissingAPIKeyError",
+    "ModelAPIError",
+    "ModelAuthenticationError",
+    "ModelBadRequestError",
+    "ModelConnectionError",
     "ModelError",
+    "ModelOverloadedError",
+    "ModelRateLimitError",
+    "ModelServerError",
     "ReentrantRequestError",
     "ScriptExhaustedError",
     "SlotNotFoundError",
@@ -92,6 +116,108 @@ class ScriptExhaustedError(ModelError):
             f"ScriptedModel has no reply left: its script held {served} item(s) and all were "
             f"used{detail}. Add more items to the script."
         )
+
+
+class MissingAPIKeyError(ModelError):
+    """No API key was passed to a model adapter and none is in the environment."""
+
+    def __init__(self, provider: str, env_var: str) -> None:
+        self.provider = provider
+        self.env_var = env_var
+        super().__init__(
+            f"no API key for {provider}: pass api_key=... to the model adapter, set the "
+            f"{env_var} environment variable, or pass a configured client=..."
+        )
+
+
+class ModelConnectionError(ModelError):
+    """The provider could not be reached, or the connection dropped mid-reply, on every try."""
+
+    def __init__(self, provider: str, detail: str, attempts: int) -> None:
+        self.provider = provider
+        self.detail = detail
+        self.attempts = attempts
+        super().__init__(
+            f"{provider}: the connection failed on all {attempts} attempt(s) ({detail}); check "
+            "base_url and the network, then send the request again"
+        )
+
+
+class ModelAPIError(ModelError):
+    """The provider answered with an HTTP error.
+
+    Attributes:
+        provider: e.g. ``anthropic``.
+        status_code: the HTTP status.
+        api_message: the API's own explanation (``error.message``), when it gave one.
+        retry_after: seconds the provider asked us to wait, when it said.
+        attempts: how many times the request was sent.
+        request_id: the provider's request id, for a support ticket.
+    """
+
+    hint = "See the provider's message."
+
+    def __init__(
+        self,
+        provider: str,
+        status_code: int,
+        api_message: str | None,
+        *,
+        retry_after: float | None = None,
+        attempts: int = 1,
+        request_id: str | None = None,
+    ) -> None:
+        self.provider = provider
+        self.status_code = status_code
+        self.api_message = api_message
+        self.retry_after = retry_after
+        self.attempts = attempts
+        self.request_id = request_id
+        tries = f" after {attempts} attempts" if attempts > 1 else ""
+        rid = f" (request id {request_id})" if request_id else ""
+        super().__init__(
+            f"{provider} answered HTTP {status_code}{tries}: {api_message or 'no message'}"
+            f"{rid}. {self.hint}"
+        )
+
+
+class ModelBadRequestError(ModelAPIError):
+    """The provider rejected the request as invalid (HTTP 400)."""
+
+    hint = "The request is invalid as sent; fix what the message names (a retry will not help)."
+
+
+class ContextWindowExceededError(ModelBadRequestError):
+    """The prompt is longer than the model's context window.
+
+    Compacting the conversation (or dropping context) and retrying once is the remedy.
+    """
+
+    hint = "Compact the conversation (or drop context) and send the request again."
+
+
+class ModelAuthenticationError(ModelAPIError):
+    """The API key was refused (HTTP 401 or 403)."""
+
+    hint = "Check the API key (api_key=... or the environment variable) and its permissions."
+
+
+class ModelRateLimitError(ModelAPIError):
+    """The provider kept answering 429 (rate limited) until the retries ran out."""
+
+    hint = "Wait retry_after seconds (or lower the request rate) and send the request again."
+
+
+class ModelOverloadedError(ModelAPIError):
+    """The provider kept answering 529 (overloaded) until the retries ran out."""
+
+    hint = "The provider is overloaded; send the request again later."
+
+
+class ModelServerError(ModelAPIError):
+    """The provider kept failing with a 5xx status until the retries ran out."""
+
+    hint = "The provider failed; send the request again later."
 
 
 class DisplayError(GloveError):
@@ -159,3 +285,34 @@ class InboxItemError(StoreError, LookupError):
         self.item_id = item_id
         self.problem = problem
         super().__init__(f"inbox item {item_id!r}: {problem}")
+
+
+class ContextProviderError(GloveError):
+    """A runtime context provider raised, timed out or returned something unusable.
+
+    The model call it was preparing is not made: sending stale state would be worse.
+    """
+
+    def __init__(self, provider: str, delivery: str, problem: str) -> None:
+        self.provider = provider
+        self.delivery = delivery
+        self.problem = problem
+        super().__init__(
+            f"{delivery} context provider {provider!r} failed: {problem}; the model was not "
+            "called. Fix the provider or remove it (add_context_provider returns a remover)."
+        )
+
+
+class ContextItemError(GloveError):
+    """A context item given to ``add_context`` was refused; nothing was recorded."""
+
+
+class ContextKeyConflictError(ContextItemError):
+    """``add_context`` got a key it had already recorded, with different items."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(
+            f"add_context key {key!r} was already used with different items; nothing was "
+            "recorded. Retry with exactly the items first sent under that key, or use a new key."
+        )

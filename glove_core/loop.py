@@ -16,14 +16,36 @@ from typing import TYPE_CHECKING, Literal
 
 from glove_core._execute import execute_tool_calls, interrupted_result
 from glove_core.abort import AbortError, AbortSignal
+from glove_core.context import (
+    ContextDelivery,
+    ContextSnapshot,
+    history_context_message,
+    snapshot_message,
+)
+from glove_core.context_items import disabled_tools
+from glove_core.event_queue import OutsideEvent
 from glove_core.models.base import ModelRequest
-from glove_core.subscribers import EventPayload, EventType, TokenConsumption
+from glove_core.subscribers import (
+    EventPayload,
+    EventType,
+    RuntimeContextEvent,
+    TokenConsumption,
+)
 from glove_core.types import ContentPart, Message, TextPart, ToolResult, Usage
 
 if TYPE_CHECKING:
     from glove_core.glove import Glove
 
-__all__ = ["RequestResult", "StopReason", "run_request", "visible_history"]
+__all__ = [
+    "RequestResult",
+    "StopReason",
+    "last_user_turn_index",
+    "repair_dangling",
+    "run_request",
+    "runtime_context_event",
+    "user_message",
+    "visible_history",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +86,20 @@ def user_message(request: str | Sequence[ContentPart]) -> Message:
     return Message(sender="user", text=text, content=parts)
 
 
+def last_user_turn_index(messages: Sequence[Message]) -> int | None:
+    """Index of the last message the user actually typed: framework messages (runtime
+    context, events, inbox) and tool results never count."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if (
+            message.sender == "user"
+            and message.framework_context is None
+            and not message.tool_results
+        ):
+            return index
+    return None
+
+
 def repair_dangling(history: Sequence[Message]) -> Message | None:
     """A results message for tool calls left unanswered by a crash, or None.
 
@@ -93,23 +129,50 @@ class _Run:
         self.added: list[Message] = []
         self.usage = Usage()
         self.total = Usage()
+        self.disabled: set[str] = set()
+        self.request_context: Message | None = None
+        self.request_index = 0
+        self.saved_ids: set[str] = set()
 
     async def save(self, messages: list[Message]) -> None:
         await self.glove.store.append_messages(messages)
         self.history.extend(messages)
         self.added.extend(messages)
+        self.saved_ids.update(m.id for m in messages)
+        if any(m.framework_context == "runtime" for m in messages):
+            self.disabled = disabled_tools(messages, start=self.disabled)
 
     async def notify(self, event_type: EventType, data: EventPayload) -> None:
         await self.glove._subscribers.emit(event_type, data)
 
+    async def save_events(
+        self, events: list[OutsideEvent], where: Literal["tool_step", "request", "wake"]
+    ) -> Message:
+        hub = self.glove._events
+        message = hub.message_for(events)
+        # A crash between saving a batch and marking it injected must not save it twice.
+        if message.id not in self.saved_ids:
+            await self.save([message])
+        await hub.mark_injected(events, where)
+        return message
+
 
 async def run_request(
-    glove: Glove, request: str | Sequence[ContentPart], signal: AbortSignal
+    glove: Glove,
+    request: Message,
+    signal: AbortSignal,
+    events: list[OutsideEvent] | None = None,
 ) -> RequestResult:
-    """Run one request to completion. The caller holds the Glove's turn."""
+    """Run one request to completion. The caller holds the Glove's turn.
+
+    ``request`` is the user's message, or for a wake-up the message carrying ``events``.
+    """
     run = _Run(glove, signal)
     store = glove.store
-    run.history = visible_history(await store.get_messages())
+    saved = await store.get_messages()
+    run.saved_ids = {m.id for m in saved}
+    run.disabled = disabled_tools(saved)
+    run.history = visible_history(saved)
     run.total = await store.get_usage()
     repair = repair_dangling(run.history)
     if repair is not None:
@@ -118,7 +181,12 @@ async def run_request(
             store.identifier,
         )
         await run.save([repair])
-    await run.save([user_message(request)])
+    await _before_request_message(run, is_wake=events is not None)
+    run.request_index = len(run.history)
+    if events is not None:
+        await run.save_events(events, "wake")
+    else:
+        await run.save([request])
 
     text = ""
     turns = 0
@@ -127,11 +195,10 @@ async def run_request(
             logger.info("request stopped after max_turns=%d model calls", glove.max_turns)
             return RequestResult(text, run.added, run.usage, "max_turns")
         signal.throw_if_aborted()
-        model_request = ModelRequest(
-            system=glove.system_prompt,
-            tools=[t.spec for t in glove._tools.values()],
-            messages=list(run.history),
-        )
+        items = glove._context_items.take()
+        if items is not None:
+            await run.save([items])
+        model_request = await _build_model_request(run)
         response = await signal.race(glove.model.prompt(model_request, run.notify, signal))
         turns += 1
         reply = response.message
@@ -145,14 +212,93 @@ async def run_request(
         if not reply.tool_calls:
             return RequestResult(text, run.added, run.usage, "end_turn")
         await _run_tools(run, reply)
+        pending = await glove._events.take()
+        if pending:
+            await run.save_events(pending, "tool_step")
         signal.throw_if_aborted()
+
+
+async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
+    """Deferred events, changed history context, and the frozen request context."""
+    glove = run.glove
+    if not is_wake:
+        deferred = await glove._events.take()
+        if deferred:
+            await run.save_events(deferred, "request")
+    context = glove._context
+    if context.has("history"):
+        snapshots = await context.resolve("history", run.signal)
+        await _report_context(run, "history", snapshots)
+        changed = history_context_message(snapshots, run.history)
+        if changed is not None:
+            await run.save([changed])
+    if context.has("request"):
+        snapshots = await context.resolve("request", run.signal)
+        await _report_context(run, "request", snapshots)
+        run.request_context = snapshot_message(snapshots)
+
+
+async def _build_model_request(run: _Run) -> ModelRequest:
+    glove = run.glove
+    messages = run.history
+    request_index: int | None = None
+    if run.request_context is not None:
+        request_index = run.request_index
+        messages = [*messages[:request_index], run.request_context, *messages[request_index:]]
+    else:
+        messages = list(messages)
+    saved_count = len(messages)
+    if glove._context.has("iteration"):
+        snapshots = await glove._context.resolve("iteration", run.signal)
+        await _report_context(run, "iteration", snapshots)
+        transient = snapshot_message(snapshots)
+        if transient is not None:
+            messages.append(transient)
+    return ModelRequest(
+        system=glove.system_prompt,
+        tools=[t.spec for t in glove._tools.values()],
+        messages=messages,
+        saved_count=saved_count,
+        request_context_index=request_index,
+        conversation_id=glove.store.identifier,
+    )
+
+
+async def _report_context(
+    run: _Run, delivery: ContextDelivery, snapshots: list[ContextSnapshot]
+) -> None:
+    if run.glove._subscribers.members:
+        await run.notify("runtime_context", runtime_context_event(delivery, snapshots))
+
+
+def runtime_context_event(
+    delivery: ContextDelivery | Literal["all"], snapshots: list[ContextSnapshot]
+) -> RuntimeContextEvent:
+    """The subscriber payload for resolved snapshots, media replaced by placeholders."""
+    rendered: list[tuple[str, str]] = []
+    for snap in snapshots:
+        if snap.value is None:
+            continue
+        if isinstance(snap.value, str):
+            rendered.append((snap.name, snap.value))
+        else:
+            rendered.append(
+                (
+                    snap.name,
+                    "\n".join(
+                        p.text if isinstance(p, TextPart) else f"[{p.type}: {p.media_type}]"
+                        for p in snap.value
+                    ),
+                )
+            )
+    return RuntimeContextEvent(delivery, rendered)
 
 
 async def _run_tools(run: _Run, reply: Message) -> None:
     calls = reply.tool_calls or []
     results: list[ToolResult] = []
     try:
-        results = await execute_tool_calls(run.glove, calls, run.signal)
+        results = await execute_tool_calls(run.glove, calls, run.signal, run.disabled)
     except BaseException as exc:
         # Something outside the tools failed (a cancelled task, a bug): answer every call
         # anyway so the saved history stays valid, then let the failure propagate.

@@ -14,13 +14,20 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from glove_core.types import ToolCall, ToolResultData, Usage
 
 __all__ = [
+    "CacheCollapse",
+    "CacheCollapseKind",
     "CompactionEnd",
     "CompactionStart",
+    "EventDropped",
+    "EventInjected",
     "EventPayload",
+    "EventReceived",
     "EventType",
+    "EventWakeFailed",
     "ModelResponseCompleteEvent",
     "ModelResponseEvent",
     "Notify",
+    "RuntimeContextEvent",
     "SubagentCompleted",
     "SubagentInvoked",
     "Subscriber",
@@ -44,6 +51,12 @@ EventType = Literal[
     "compaction_end",
     "subagent_invoked",
     "subagent_completed",
+    "cache_collapse",
+    "runtime_context",
+    "event_received",
+    "event_injected",
+    "event_dropped",
+    "event_wake_failed",
 ]
 
 
@@ -130,6 +143,80 @@ class SubagentCompleted:
     status: Literal["success", "error", "aborted"] = "success"
 
 
+CacheCollapseKind = Literal["ttl_expired", "compacted", "unexpected"]
+"""Why a call read far less from the prompt cache than the conversation had established."""
+
+
+@dataclass(frozen=True)
+class CacheCollapse:
+    """A model call read back far less of the prompt cache than the conversation had built.
+
+    ``kind`` says why: ``ttl_expired`` (idle longer than the cache TTL), ``compacted`` (a
+    compaction rewrote history since the last call) or ``unexpected`` (the cached prefix
+    moved: a bug to fix — ``detail`` names what changed when the adapter can tell).
+    """
+
+    kind: CacheCollapseKind
+    model: str
+    established_tokens: int
+    """Prefix tokens the previous call had read or written (what this call should read)."""
+    read_tokens: int
+    """What this call read from the cache."""
+    idle_seconds: float
+    """Time since the previous call of the conversation."""
+    detail: str = ""
+
+    @property
+    def missed_tokens(self) -> int:
+        """Established prefix tokens this call did not read back."""
+        return max(0, self.established_tokens - self.read_tokens)
+
+
+@dataclass(frozen=True)
+class RuntimeContextEvent:
+    """Runtime context was resolved for ``delivery`` (media replaced by placeholders)."""
+
+    delivery: Literal["iteration", "request", "history", "all"]
+    snapshots: list[tuple[str, str]]
+    """``(provider name, rendered text)`` pairs, in registration order; empty values omitted."""
+
+
+@dataclass(frozen=True)
+class EventReceived:
+    """``emit_event`` took an event, and what it did with it."""
+
+    id: str
+    source: str
+    kind: str
+    disposition: Literal["queued", "woke", "deferred", "dropped", "duplicate"]
+
+
+@dataclass(frozen=True)
+class EventInjected:
+    """Events were saved into the conversation: after a tool step, before a request's
+    message, or as the message of a wake-up turn."""
+
+    ids: list[str]
+    where: Literal["tool_step", "request", "wake"]
+
+
+@dataclass(frozen=True)
+class EventDropped:
+    """An event was dropped without reaching the model."""
+
+    id: str
+    reason: Literal["expired"]
+
+
+@dataclass(frozen=True)
+class EventWakeFailed:
+    """A wake-up turn failed. Its events are not lost: they were saved as the turn's message
+    (or stay queued if the turn failed before that), so the next turn sees them."""
+
+    ids: list[str]
+    error: str
+
+
 EventPayload = (
     TextDelta
     | ToolUse
@@ -140,6 +227,12 @@ EventPayload = (
     | CompactionEnd
     | SubagentInvoked
     | SubagentCompleted
+    | CacheCollapse
+    | RuntimeContextEvent
+    | EventReceived
+    | EventInjected
+    | EventDropped
+    | EventWakeFailed
 )
 """Any event payload. Later features add their own payload classes."""
 

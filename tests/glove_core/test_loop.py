@@ -28,6 +28,7 @@ from glove_core import (
     ToolContext,
     ToolNameConflictError,
     ToolResultData,
+    ToolSpec,
     tool,
 )
 
@@ -43,6 +44,15 @@ class Recorder:
 
     def names(self) -> list[str]:
         return [name for name, _ in self.events]
+
+
+def app_tools(request: ModelRequest) -> list[str]:
+    """Tool names offered, without the built-in ``glove_*`` tools."""
+    return [t.name for t in request.tools if not t.name.startswith("glove_")]
+
+
+def tool_spec(request: ModelRequest, name: str) -> ToolSpec:
+    return next(t for t in request.tools if t.name == name)
 
 
 def call(name: str, call_id: str = "c1", **input: Any) -> ToolCall:
@@ -83,7 +93,7 @@ async def test_loop_saves_in_order_and_returns_final_text() -> None:
     # The second model call saw the reply and its results.
     assert [m.sender for m in model.requests[1].messages] == ["user", "agent", "user"]
     assert model.requests[0].system == "sys"
-    assert [t.name for t in model.requests[0].tools] == ["echo"]
+    assert app_tools(model.requests[0]) == ["echo"]
     assert result.usage.input_tokens > 0
     assert await store.get_turn_count() == 2
     assert recorder.names() == [
@@ -125,7 +135,7 @@ async def test_unknown_tool_lists_close_names_and_available_tools() -> None:
     assert result.message is not None
     assert "unknown tool 'ecko'" in result.message
     assert "Did you mean 'echo'" in result.message
-    assert "Available tools: echo" in result.message
+    assert "Available tools: echo, glove_post_to_inbox" in result.message
 
 
 async def test_bad_input_names_the_field_and_lets_the_model_retry() -> None:
@@ -154,7 +164,7 @@ async def test_raw_json_schema_tool_gets_the_dict_unvalidated() -> None:
     glove = Glove(model=model, system_prompt="s").fold(raw).build()
     await glove.process_request("go")
     assert seen == [{"anything": [1, 2]}]
-    assert model.requests[0].tools[0].input_schema == {"type": "object"}
+    assert tool_spec(model.requests[0], "raw").input_schema == {"type": "object"}
 
 
 async def test_exceptions_are_retried_then_reported() -> None:
@@ -497,8 +507,8 @@ async def test_tool_folded_mid_request_is_offered_from_the_next_call() -> None:
     glove = Glove(model=model, system_prompt="s")
     glove.fold(Tool(name="install", description="d", do=install)).build()
     result = await glove.process_request("go")
-    assert [t.name for t in model.requests[0].tools] == ["install"]
-    assert [t.name for t in model.requests[1].tools] == ["install", "echo"]
+    assert app_tools(model.requests[0]) == ["install"]
+    assert app_tools(model.requests[1]) == ["install", "echo"]
     assert result.text == "done"
 
 
@@ -583,7 +593,7 @@ async def test_misuse_errors() -> None:
     with pytest.raises(KeyError, match="no tool named 'nope'"):
         glove.unfold("nope")
     assert glove.unfold("echo") is echo
-    assert glove.tools == []
+    assert "echo" not in [t.name for t in glove.tools]
 
 
 async def test_script_exhausted_is_a_clear_error() -> None:
@@ -637,4 +647,4 @@ async def test_sync_tool_with_pydantic_input_model() -> None:
     glove.fold(Tool(name="norm", description="d", do=norm, input_model=Point)).build()
     await glove.process_request("go")
     assert results_of((await store.get_messages())[2]) == [ToolResultData(data=7)]
-    assert model.requests[0].tools[0].input_schema["required"] == ["x", "y"]
+    assert tool_spec(model.requests[0], "norm").input_schema["required"] == ["x", "y"]

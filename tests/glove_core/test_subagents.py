@@ -58,7 +58,7 @@ async def test_subagent_runs_and_parent_sees_bracketed_events() -> None:
     result = await parent.process_request("what is x?")
 
     assert result.text == "The answer is 42."
-    spec = parent_model.requests[0].tools[0]
+    spec = next(t for t in parent_model.requests[0].tools if t.name == SUBAGENT_TOOL_NAME)
     assert spec.name == SUBAGENT_TOOL_NAME
     assert "- research: Looks things up." in spec.description
     assert spec.input_schema["required"] == ["name", "prompt"]
@@ -121,6 +121,6 @@ async def test_defining_a_second_subagent_updates_the_description() -> None:
     parent = Glove(model=ScriptedModel(["ok"]), system_prompt="p")
     parent.define_sub_agent("a", "First.", lambda: parent)
     parent.define_sub_agent("b", "Second.", lambda: parent)
-    (dispatch_tool,) = parent.tools
+    dispatch_tool = next(t for t in parent.tools if t.name == SUBAGENT_TOOL_NAME)
     assert "- a: First." in dispatch_tool.description
     assert "- b: Second." in dispatch_tool.description
