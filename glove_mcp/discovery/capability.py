@@ -1,0 +1,307 @@
+"""``find_capability``: the main agent's tool that runs the discovery subagent.
+
+Each call builds a small child Glove (its own in-memory store; the main agent's model unless
+``subagent_model`` is given; the main agent's display manager, so ``ask_user`` reaches the
+application) with the tools ``list_capabilities``, ``activate``, ``deactivate`` and — under the
+interactive policy only — ``ask_user``. Activated servers' tools are folded onto the *main*
+Glove and offered from its next model call; the result says which.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, Field
+
+from glove_core import Glove, MemoryStore, Message, Tool, ToolContext, ToolResultData, Usage
+from glove_core.subscribers import SubagentCompleted, SubagentInvoked, SubscriberSet
+from glove_mcp.catalogue import CatalogueIndex
+from glove_mcp.discovery.prompts import DEFAULT_CATALOGUE_BUDGET, policy_prompt
+from glove_mcp.errors import (
+    McpActivationError,
+    McpAuthExpiredError,
+    McpUnknownServerError,
+    OAuthLoginRequiredError,
+)
+
+if TYPE_CHECKING:
+    from glove_mcp.mount import McpMount
+
+__all__ = ["FIND_CAPABILITY", "MCP_PICKER", "discovery_tool"]
+
+FIND_CAPABILITY = "find_capability"
+MCP_PICKER = "mcp_picker"
+"""The renderer name of the ``ask_user`` display slot."""
+
+
+class FindCapabilityInput(BaseModel):
+    """Input of ``find_capability``."""
+
+    need: str = Field(
+        min_length=1,
+        description="What you need to be able to do, in a short sentence (e.g. 'create an "
+        "issue in the bug tracker').",
+    )
+
+
+class ListInput(BaseModel):
+    query: str | None = Field(default=None, description="A few words of the need.")
+    tags: list[str] | None = Field(default=None, description="Only servers with all tags.")
+
+
+class IdInput(BaseModel):
+    id: str = Field(description="A catalogue id.")
+
+
+class AskInput(BaseModel):
+    question: str = Field(description="The question for the user.")
+    options: list[str] = Field(min_length=1, description="Catalogue ids to choose from.")
+
+
+def login_command(mount: McpMount, id: str) -> str:
+    """The command that logs in to server ``id`` (``metadata["login_command"]`` overrides)."""
+    entry = mount.entries.get(id)
+    custom = entry.metadata.get("login_command") if entry else None
+    return str(custom) if custom else f"glove-mcp auth {id}"
+
+
+def _needs_login(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, McpAuthExpiredError | OAuthLoginRequiredError):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False
+
+
+def _error(message: str) -> ToolResultData:
+    return ToolResultData(status="error", message=message)
+
+
+class _Discovery:
+    """The tools of one mount's discovery subagent."""
+
+    def __init__(self, mount: McpMount, budget_tokens: int) -> None:
+        self.mount = mount
+        self.budget_tokens = budget_tokens
+        self.index = CatalogueIndex(list(mount.entries.values()))
+
+    async def active(self) -> set[str]:
+        return set(await self.mount.adapter.get_active()) | set(self.mount.loaded)
+
+    async def list_capabilities(self, input: ListInput, ctx: ToolContext) -> ToolResultData:
+        try:
+            matches = self.index.search(input.query or "", input.tags, limit=10)
+        except (TypeError, ValueError) as exc:
+            return _error(f"bad list_capabilities input: {exc}")
+        active = await self.active()
+        rows = [
+            {
+                "id": e.id,
+                "name": e.name,
+                "description": e.description,
+                "tags": list(e.tags),
+                "active": e.id in active,
+            }
+            for e in matches
+        ]
+        if not rows:
+            return ToolResultData(data="no catalogue entry matches; try other words or no tags")
+        return ToolResultData(data=rows)
+
+    async def activate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
+        try:
+            names = await self.mount.activate(input.id)
+        except McpUnknownServerError:
+            known = ", ".join(sorted(self.mount.entries))
+            return _error(f"unknown id {input.id!r}; catalogue ids: {known}")
+        except McpActivationError as exc:
+            if _needs_login(exc):
+                command = login_command(self.mount, input.id)
+                return _error(
+                    f"server {input.id!r} needs a login that has not happened (or has expired)."
+                    f" Nothing was activated. Tell the user to run: {command}"
+                )
+            return _error(f"could not activate {input.id!r}; nothing was activated: {exc}")
+        connection = self.mount.connection(input.id)
+        if connection is not None:
+            self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
+        return ToolResultData(data={"activated": input.id, "tools": names})
+
+    async def deactivate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
+        if input.id not in self.mount.entries:
+            return _error(f"unknown id {input.id!r}")
+        removed = await self.mount.deactivate(input.id)
+        return ToolResultData(data={"deactivated": input.id, "tools_removed": removed})
+
+    async def ask_user(self, input: AskInput, ctx: ToolContext) -> ToolResultData:
+        unknown = [o for o in input.options if o not in self.mount.entries]
+        if unknown:
+            return _error(f"options must be catalogue ids; unknown: {', '.join(unknown)}")
+        options = [
+            {
+                "id": o,
+                "name": self.mount.entries[o].name,
+                "description": self.mount.entries[o].description,
+            }
+            for o in input.options
+        ]
+        choice = await ctx.display.push_and_wait(
+            MCP_PICKER,
+            {"question": input.question, "options": options},
+            signal=ctx.signal,
+            call_id=ctx.call_id,
+        )
+        if choice is None or choice == "":
+            return ToolResultData(data="the user chose none of them")
+        return ToolResultData(data={"user_chose": choice})
+
+    def child_tools(self, policy: str) -> list[Tool]:
+        tools = [
+            Tool(
+                name="list_capabilities",
+                description="Rank the catalogue for a query: id, name, description, tags, "
+                "and whether each server is active.",
+                do=self.list_capabilities,
+                input_model=ListInput,
+                parallel_safe=True,
+            )
+        ]
+        if policy != "defer-to-main":
+            tools += [
+                Tool(
+                    name="activate",
+                    description="Connect a server and give its tools to the main agent. "
+                    "Returns the new tool names.",
+                    do=self.activate,
+                    input_model=IdInput,
+                ),
+                Tool(
+                    name="deactivate",
+                    description="Unload a server's tools from the main agent.",
+                    do=self.deactivate,
+                    input_model=IdInput,
+                ),
+            ]
+        if policy == "interactive":
+            tools.append(
+                Tool(
+                    name="ask_user",
+                    description="Ask the user to pick one of several servers.",
+                    do=self.ask_user,
+                    input_model=AskInput,
+                )
+            )
+        return tools
+
+    async def find_capability(self, input: FindCapabilityInput, ctx: ToolContext) -> ToolResultData:
+        mount = self.mount
+        main = mount.glove
+        policy = mount.ambiguity_policy
+        before = set(mount.loaded)
+        active = await self.active()
+        system = mount.subagent_system_prompt or policy_prompt(
+            policy, list(mount.entries.values()), active, self.budget_tokens
+        )
+        child = Glove(
+            model=mount.subagent_model or main.model,
+            system_prompt=system,
+            store=_DiscoveryStore(f"{FIND_CAPABILITY}:{ctx.call_id}"),
+            display_manager=main.display_manager,
+            server_mode=main.server_mode,
+            max_turns=12,
+        )
+        for tool in self.child_tools(policy):
+            child.fold(tool)
+        child.build()
+        parent = SubscriberSet(main.subscribers)
+        child.add_subscriber(_Forwarder(parent))
+        await parent.emit(
+            "subagent_invoked", SubagentInvoked(FIND_CAPABILITY, input.need, ctx.call_id)
+        )
+        status: Any = "error"
+        text = ""
+        try:
+            result = await child.process_request(input.need, signal=ctx.signal)
+            text, status = result.text, "success"
+        finally:
+            await parent.emit(
+                "subagent_completed", SubagentCompleted(FIND_CAPABILITY, ctx.call_id, text, status)
+            )
+        added = [id for id in mount.loaded if id not in before]
+        new_tools = [name for id in added for name in mount.tool_names(id)]
+        if new_tools:
+            servers = ", ".join(added)
+            summary = (
+                f"Activated {servers}. These tools are available from your next step: "
+                f"{', '.join(new_tools)}."
+            )
+        elif policy == "defer-to-main":
+            summary = "Nothing was activated (candidates only)."
+        else:
+            summary = "No new tools were activated."
+        body = f"{text}\n\n{summary}" if text else summary
+        return ToolResultData(data=body, render_data={"activated": added, "tools": new_tools})
+
+
+class _DiscoveryStore:
+    """The subagent's non-durable store: messages and counters only, so no task or inbox
+    tools are offered to it (they are not the subagent's business)."""
+
+    def __init__(self, identifier: str) -> None:
+        self._inner = MemoryStore(identifier)
+
+    @property
+    def identifier(self) -> str:
+        return self._inner.identifier
+
+    async def get_messages(self) -> list[Message]:
+        return await self._inner.get_messages()
+
+    async def append_messages(self, messages: list[Message]) -> None:
+        await self._inner.append_messages(messages)
+
+    async def get_usage(self) -> Usage:
+        return await self._inner.get_usage()
+
+    async def add_usage(self, usage: Usage) -> None:
+        await self._inner.add_usage(usage)
+
+    async def get_turn_count(self) -> int:
+        return await self._inner.get_turn_count()
+
+    async def increment_turn(self) -> None:
+        await self._inner.increment_turn()
+
+    async def reset_counters(self) -> None:
+        await self._inner.reset_counters()
+
+
+class _Forwarder:
+    def __init__(self, parent: SubscriberSet) -> None:
+        self._parent = parent
+
+    async def record(self, event_type: str, data: Any) -> None:
+        await self._parent.emit(event_type, data)
+
+
+def discovery_tool(mount: McpMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:
+    """The ``find_capability`` tool for ``mount`` (``mount_mcp`` folds it).
+
+    Args:
+        mount: the mount whose catalogue is searched and whose servers are activated.
+        budget_tokens: the catalogue is put in the subagent's prompt when it fits this budget.
+    """
+    discovery = _Discovery(mount, budget_tokens)
+    return Tool(
+        name=FIND_CAPABILITY,
+        description=(
+            "Find and switch on tools you do not have yet (for example a notes app, a bug "
+            "tracker, email or calendar). Describe the need in a short sentence; the matching "
+            "server's tools become available from your next step."
+        ),
+        do=discovery.find_capability,
+        input_model=FindCapabilityInput,
+    )
