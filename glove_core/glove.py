@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from glove_core.abort import AbortController, AbortSignal
+from glove_core.compaction import CompactionConfig
 from glove_core.context import (
     DEFAULT_PROVIDER_TIMEOUT,
     ContextDelivery,
@@ -85,6 +86,7 @@ class Glove:
         store: StoreAdapter | None = None,
         display_manager: DisplayManager | None = None,
         server_mode: bool = False,
+        compaction: CompactionConfig | None = None,
         max_turns: int = 120,
         max_retries: int = 3,
         events: EventsConfig | None = None,
@@ -98,6 +100,7 @@ class Glove:
         self._store: StoreAdapter = store if store is not None else MemoryStore(new_id("conv_"))
         self._display = display_manager if display_manager is not None else DisplayManager()
         self._server_mode = server_mode
+        self._compaction = compaction
         self.max_turns = max_turns
         self.max_retries = max_retries
         self._tools: dict[str, Tool] = {}

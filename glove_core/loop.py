@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Literal
 
 from glove_core._execute import execute_tool_calls, interrupted_result
 from glove_core.abort import AbortError, AbortSignal
+from glove_core.builtin.inbox import pending_blocking_reminder, place_transient, take_resolved_inbox
+from glove_core.compaction import compact, maybe_compact
 from glove_core.context import (
     ContextDelivery,
     ContextSnapshot,
@@ -23,6 +25,7 @@ from glove_core.context import (
     snapshot_message,
 )
 from glove_core.context_items import disabled_tools
+from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
 from glove_core.models.base import ModelRequest
 from glove_core.subscribers import (
@@ -133,6 +136,8 @@ class _Run:
         self.request_context: Message | None = None
         self.request_index = 0
         self.saved_ids: set[str] = set()
+        self.last_usage: Usage | None = None
+        self.sent_count = 0
 
     async def save(self, messages: list[Message]) -> None:
         await self.glove.store.append_messages(messages)
@@ -181,6 +186,7 @@ async def run_request(
             store.identifier,
         )
         await run.save([repair])
+    await take_resolved_inbox(store, run.save)
     await _before_request_message(run, is_wake=events is not None)
     run.request_index = len(run.history)
     if events is not None:
@@ -190,6 +196,7 @@ async def run_request(
 
     text = ""
     turns = 0
+    overflow_compacted = False
     while True:
         if turns >= glove.max_turns:
             logger.info("request stopped after max_turns=%d model calls", glove.max_turns)
@@ -198,10 +205,33 @@ async def run_request(
         items = glove._context_items.take()
         if items is not None:
             await run.save([items])
+        if glove._compaction is not None:
+            compacted = await maybe_compact(
+                glove,
+                glove._compaction,
+                run.history,
+                run.last_usage,
+                run.history[run.sent_count :],
+                signal,
+                run.save,
+            )
+            if compacted is not None:
+                run.history = compacted
+                run.request_index = len(compacted)
+                run.last_usage = None
+        run.sent_count = len(run.history)
         model_request = await _build_model_request(run)
-        response = await signal.race(glove.model.prompt(model_request, run.notify, signal))
+        try:
+            response = await signal.race(glove.model.prompt(model_request, run.notify, signal))
+        except ContextWindowExceededError:
+            if overflow_compacted or not await _compact_after_overflow(run):
+                raise
+            overflow_compacted = True
+            continue  # the same step again, on the compacted history
+        overflow_compacted = False
         turns += 1
         reply = response.message
+        run.last_usage = response.usage
         await run.save([reply])
         run.usage = run.usage + response.usage
         run.total = run.total + response.usage
@@ -216,6 +246,25 @@ async def run_request(
         if pending:
             await run.save_events(pending, "tool_step")
         signal.throw_if_aborted()
+
+
+async def _compact_after_overflow(run: _Run) -> bool:
+    """The model refused the request as too long: compact once, if compaction is on and there
+    is something to compact. Returns whether it did."""
+    config = run.glove._compaction
+    if config is None:
+        return False
+    logger.warning("the model call exceeded the context window; compacting and retrying once")
+    try:
+        run.history = await compact(
+            run.glove, config, run.history, signal=run.signal, save=run.save
+        )
+    except ValueError:
+        return False  # nothing to compact: let the original error through
+    run.request_index = len(run.history)
+    run.last_usage = None
+    run.sent_count = len(run.history)
+    return True
 
 
 async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
@@ -254,6 +303,8 @@ async def _build_model_request(run: _Run) -> ModelRequest:
         transient = snapshot_message(snapshots)
         if transient is not None:
             messages.append(transient)
+    # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
+    messages = place_transient(messages, await pending_blocking_reminder(glove.store))
     return ModelRequest(
         system=glove.system_prompt,
         tools=[t.spec for t in glove._tools.values()],

@@ -16,12 +16,16 @@ from glove_core.stores.base import (
     TaskStore as TaskStore,
 )
 from glove_core.stores.memory import MemoryStore as MemoryStore
+from glove_core.stores.sqlite import SessionInfo as SessionInfo
+from glove_core.stores.sqlite import SqliteStore as SqliteStore
 
 __all__ = [
     "InboxStore",
     "MemoryStore",
     "PermissionStatus",
     "PermissionStore",
+    "SessionInfo",
+    "SqliteStore",
     "StoreAdapter",
     "TaskStore",
 ]
