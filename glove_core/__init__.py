@@ -23,11 +23,20 @@ from glove_core.display import Slot as Slot
 from glove_core.errors import ContextItemError as ContextItemError
 from glove_core.errors import ContextKeyConflictError as ContextKeyConflictError
 from glove_core.errors import ContextProviderError as ContextProviderError
+from glove_core.errors import ContextWindowExceededError as ContextWindowExceededError
 from glove_core.errors import DisplayError as DisplayError
 from glove_core.errors import GloveError as GloveError
 from glove_core.errors import GloveStateError as GloveStateError
 from glove_core.errors import InboxItemError as InboxItemError
+from glove_core.errors import MissingAPIKeyError as MissingAPIKeyError
+from glove_core.errors import ModelAPIError as ModelAPIError
+from glove_core.errors import ModelAuthenticationError as ModelAuthenticationError
+from glove_core.errors import ModelBadRequestError as ModelBadRequestError
+from glove_core.errors import ModelConnectionError as ModelConnectionError
 from glove_core.errors import ModelError as ModelError
+from glove_core.errors import ModelOverloadedError as ModelOverloadedError
+from glove_core.errors import ModelRateLimitError as ModelRateLimitError
+from glove_core.errors import ModelServerError as ModelServerError
 from glove_core.errors import ReentrantRequestError as ReentrantRequestError
 from glove_core.errors import ScriptExhaustedError as ScriptExhaustedError
 from glove_core.errors import SlotNotFoundError as SlotNotFoundError
@@ -48,9 +57,13 @@ from glove_core.events import format_events as format_events
 from glove_core.glove import Glove as Glove
 from glove_core.glove import TurnPreparer as TurnPreparer
 from glove_core.loop import RequestResult as RequestResult
+from glove_core.models._retry import RetryPolicy as RetryPolicy
+from glove_core.models.anthropic import AnthropicModel as AnthropicModel
+from glove_core.models.anthropic import CacheTTL as CacheTTL
 from glove_core.models.base import ModelAdapter as ModelAdapter
 from glove_core.models.base import ModelRequest as ModelRequest
 from glove_core.models.base import ModelResponse as ModelResponse
+from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatModel
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
 from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
@@ -60,6 +73,8 @@ from glove_core.stores.memory import MemoryStore as MemoryStore
 from glove_core.stores.sqlite import SessionInfo as SessionInfo
 from glove_core.stores.sqlite import SqliteStore as SqliteStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME as SUBAGENT_TOOL_NAME
+from glove_core.subscribers import CacheCollapse as CacheCollapse
+from glove_core.subscribers import CacheCollapseKind as CacheCollapseKind
 from glove_core.subscribers import CompactionEnd as CompactionEnd
 from glove_core.subscribers import CompactionStart as CompactionStart
 from glove_core.subscribers import EventDropped as EventDropped
@@ -100,6 +115,10 @@ __all__ = [
     "AbortController",
     "AbortError",
     "AbortSignal",
+    "AnthropicModel",
+    "CacheCollapse",
+    "CacheCollapseKind",
+    "CacheTTL",
     "CompactionConfig",
     "CompactionEnd",
     "CompactionStart",
@@ -110,6 +129,7 @@ __all__ = [
     "ContextKeyConflictError",
     "ContextProviderError",
     "ContextSnapshot",
+    "ContextWindowExceededError",
     "DisplayError",
     "DisplayManager",
     "DocumentPart",
@@ -133,18 +153,28 @@ __all__ = [
     "MemoryEventQueue",
     "MemoryStore",
     "Message",
+    "MissingAPIKeyError",
+    "ModelAPIError",
     "ModelAdapter",
+    "ModelAuthenticationError",
+    "ModelBadRequestError",
+    "ModelConnectionError",
     "ModelError",
+    "ModelOverloadedError",
+    "ModelRateLimitError",
     "ModelRequest",
     "ModelResponse",
     "ModelResponseCompleteEvent",
     "ModelResponseEvent",
+    "ModelServerError",
     "NoticeItem",
     "Notify",
+    "OpenAICompatModel",
     "OutsideEvent",
     "PermissionStore",
     "ReentrantRequestError",
     "RequestResult",
+    "RetryPolicy",
     "RuntimeContextEvent",
     "ScriptExhaustedError",
     "ScriptedModel",

@@ -21,16 +21,36 @@ class ModelRequest:
     that is never saved). ``saved_count`` is how many leading messages are saved history; a
     caching adapter places its conversation breakpoint on the last of those, never on a
     transient one.
+
+    ``request_context_index``, when set, is the index in ``messages`` where this request's
+    request-frozen context starts (the context rendered once per request, placed just before
+    the request's message). Everything before it is history shared with earlier requests, so a
+    caching adapter puts a breakpoint on the block just before it: the next request, whose
+    request context differs, still reads that history from the cache. None when the request
+    has no request-frozen context.
+
+    ``conversation_id`` names the conversation (e.g. the store's identifier) so an adapter that
+    tracks cache health per conversation keeps separate conversations — and subagents sharing
+    one adapter — apart. None means "key by the system prompt".
     """
 
     system: str
     tools: list[ToolSpec]
     messages: list[Message]
     saved_count: int = -1
+    request_context_index: int | None = None
+    conversation_id: str | None = None
 
     def __post_init__(self) -> None:
         if self.saved_count < 0:
             self.saved_count = len(self.messages)
+        if self.request_context_index is not None and not (
+            0 <= self.request_context_index <= self.saved_count
+        ):
+            raise ValueError(
+                f"request_context_index must be between 0 and saved_count={self.saved_count} "
+                f"(request context sits among the saved prefix), got {self.request_context_index}"
+            )
 
 
 @dataclass

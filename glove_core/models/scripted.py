@@ -114,8 +114,12 @@ def _estimate_tokens(request: ModelRequest) -> int:
     chars = len(request.system)
     for spec in request.tools:
         chars += len(spec.name) + len(spec.description) + 200
+    # Runs over the whole history on every model call, so it avoids temporary lists.
+    blocks = 0
     for message in request.messages:
-        chars += len(message.text) + 50 * (
-            len(message.tool_calls or []) + len(message.tool_results or [])
-        )
-    return max(1, chars // 4)
+        chars += len(message.text)
+        if message.tool_calls:
+            blocks += len(message.tool_calls)
+        if message.tool_results:
+            blocks += len(message.tool_results)
+    return max(1, (chars + 50 * blocks) // 4)

@@ -1,0 +1,294 @@
+"""AnthropicModel: the Messages API through the ``anthropic`` SDK, with prompt caching.
+
+What it adds to the SDK: conversion of glove messages (always a request the API accepts), cache
+breakpoints placed so the prefix only grows between calls, streaming events for subscribers,
+retries that honour ``retry-after`` and stop on abort, typed errors, and a cache-health check
+that reports a collapsed cache as a ``cache_collapse`` event.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, Literal
+
+import anthropic
+import httpx2
+
+from glove_core.abort import AbortSignal
+from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnectionError
+from glove_core.models._anthropic_convert import AnthropicParams, build_params, message_from_blocks
+from glove_core.models._cache_health import CacheHealth, conversation_key
+from glove_core.models._retry import RetryPolicy, is_retryable, status_error
+from glove_core.models.base import ModelRequest, ModelResponse
+from glove_core.subscribers import (
+    ModelResponseCompleteEvent,
+    ModelResponseEvent,
+    Notify,
+    TextDelta,
+    ToolUse,
+)
+from glove_core.types import Usage
+
+__all__ = ["AnthropicModel", "CacheTTL"]
+
+logger = logging.getLogger(__name__)
+
+CacheTTL = Literal["5m", "1h"]
+_TTL_SECONDS: dict[str, float] = {"5m": 300.0, "1h": 3600.0}
+_PROVIDER = "anthropic"
+_MAX_TRACKED = 1000
+# Status the API uses inside an SSE ``error`` event, by error type.
+_STREAM_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "overloaded_error": 529,
+}
+
+
+class AnthropicModel:
+    """A ModelAdapter for Anthropic's Messages API.
+
+    Args:
+        model: the model id, e.g. ``claude-sonnet-4-5``.
+        api_key: the API key; ``ANTHROPIC_API_KEY`` from the environment when omitted.
+        base_url: another endpoint (a proxy, or a fake in tests).
+        max_tokens: the most tokens one reply may have.
+        stream: stream replies (``text_delta`` events as text arrives) or make one JSON call.
+        cache: place prompt-cache breakpoints (tools, system, history) on every request.
+        client: a configured ``anthropic.AsyncAnthropic`` to use instead of building one; it is
+            never closed by this adapter.
+        cache_ttl: the cache entry lifetime, ``"5m"`` or ``"1h"``.
+        retry: how 429/529/5xx and dropped connections are retried.
+        clock: seconds, monotonic; the cache-health check measures idle time with it.
+
+    Raises:
+        MissingAPIKeyError: no ``api_key``, no ``client`` and no ``ANTHROPIC_API_KEY``.
+
+    A stream that drops mid-reply is sent again from the start, so subscribers may see the
+    ``text_delta`` events of a reply's beginning twice; only the completed reply is returned.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        max_tokens: int = 8192,
+        stream: bool = True,
+        cache: bool = True,
+        client: anthropic.AsyncAnthropic | None = None,
+        *,
+        cache_ttl: CacheTTL = "5m",
+        retry: RetryPolicy | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if cache_ttl not in _TTL_SECONDS:
+            raise ValueError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
+        if max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1, got {max_tokens}")
+        self.model = model
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.cache = cache
+        self.cache_ttl: CacheTTL = cache_ttl
+        self.retry = retry if retry is not None else RetryPolicy()
+        self._clock = clock
+        self._health = CacheHealth(ttl_seconds=_TTL_SECONDS[cache_ttl])
+        # Per conversation: where the previous call's last-saved breakpoint sat.
+        self._anchors: dict[str, int] = {}
+        if client is not None:
+            # Retries are ours (they honour abort and report typed errors), so the SDK's are off.
+            self._client = client.with_options(max_retries=0)
+            self._owns_client = False
+        else:
+            key = api_key or os.environ.get("ANTHROPIC_API_KEY")
+            if not key:
+                raise MissingAPIKeyError(_PROVIDER, "ANTHROPIC_API_KEY")
+            self._client = anthropic.AsyncAnthropic(api_key=key, base_url=base_url, max_retries=0)
+            self._owns_client = True
+
+    @property
+    def name(self) -> str:
+        return f"{_PROVIDER}:{self.model}"
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this adapter built it (a passed ``client`` stays open)."""
+        if self._owns_client:
+            self._owns_client = False
+            await self._client.close()
+
+    async def __aenter__(self) -> AnthropicModel:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def build_params(self, request: ModelRequest) -> AnthropicParams:
+        """The system, tools and messages this adapter would send for ``request``."""
+        anchor = self._anchors.get(conversation_key(request))
+        return build_params(request, self.cache_ttl if self.cache else None, anchor)
+
+    async def prompt(
+        self, request: ModelRequest, notify: Notify, signal: AbortSignal | None = None
+    ) -> ModelResponse:
+        """Make one call, retrying transient failures.
+
+        Raises:
+            AbortError: ``signal`` fired; the HTTP stream is closed.
+            ContextWindowExceededError: the prompt is over the model's context window.
+            ModelBadRequestError: the API refused the request (its message included).
+            ModelRateLimitError, ModelOverloadedError, ModelServerError: still failing after
+                the retries.
+            ModelConnectionError: the connection failed or dropped on every attempt.
+        """
+        work = self._prompt(request, notify, signal)
+        if signal is not None:
+            return await signal.race(work)
+        return await work
+
+    async def _prompt(
+        self, request: ModelRequest, notify: Notify, signal: AbortSignal | None
+    ) -> ModelResponse:
+        params = self.build_params(request)
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "messages": params.messages,
+        }
+        if params.system:
+            kwargs["system"] = params.system
+        if params.tools:
+            kwargs["tools"] = params.tools
+        attempt = 0
+        while True:
+            attempt += 1
+            if signal is not None:
+                signal.throw_if_aborted()
+            try:
+                if self.stream:
+                    response = await self._call_stream(kwargs, notify)
+                else:
+                    response = await self._call_json(kwargs, notify)
+                break
+            except anthropic.APIStatusError as exc:
+                error = _typed_error(exc, attempt)
+                delay = self.retry.delay(attempt, error.retry_after)
+                if not is_retryable(error.status_code) or delay is None:
+                    raise error from exc
+                logger.info(
+                    "%s answered %d; retry %d in %.2fs",
+                    self.name,
+                    error.status_code,
+                    attempt,
+                    delay,
+                )
+            except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+                delay = self.retry.delay(attempt, None)
+                if delay is None:
+                    raise ModelConnectionError(_PROVIDER, _describe(exc), attempt) from exc
+                logger.info("%s connection failed (%s); retry in %.2fs", self.name, exc, delay)
+            await self.retry.sleep(delay)
+        if self.cache:
+            key = conversation_key(request)
+            if params.saved_position is not None:
+                self._anchors.pop(key, None)
+                self._anchors[key] = params.saved_position
+                if len(self._anchors) > _MAX_TRACKED:
+                    # A long-lived server sees many conversations; forget the idlest.
+                    del self._anchors[next(iter(self._anchors))]
+            collapse = self._health.observe(self.name, request, response.usage, self._clock())
+            if collapse is not None:
+                await notify("cache_collapse", collapse)
+        return response
+
+    async def _call_stream(self, kwargs: dict[str, Any], notify: Notify) -> ModelResponse:
+        async with self._client.messages.stream(**kwargs) as stream:
+            async for event in stream:
+                if event.type == "text":
+                    if event.text:
+                        await notify("text_delta", TextDelta(event.text))
+                elif event.type == "content_block_stop":
+                    block = event.content_block
+                    if block.type == "tool_use":
+                        payload = block.input if isinstance(block.input, dict) else {}
+                        await notify("tool_use", ToolUse(block.id, block.name, dict(payload)))
+            final = await stream.get_final_message()
+        response = _response(final)
+        await notify(
+            "model_response_complete",
+            ModelResponseCompleteEvent(
+                response.message.text,
+                list(response.message.tool_calls or []),
+                response.usage,
+                response.stop_reason,
+            ),
+        )
+        return response
+
+    async def _call_json(self, kwargs: dict[str, Any], notify: Notify) -> ModelResponse:
+        final = await self._client.messages.create(**kwargs)
+        response = _response(final)
+        await notify(
+            "model_response",
+            ModelResponseEvent(
+                response.message.text,
+                list(response.message.tool_calls or []),
+                response.usage,
+                response.stop_reason,
+            ),
+        )
+        return response
+
+    def __repr__(self) -> str:
+        return (
+            f"AnthropicModel(model={self.model!r}, stream={self.stream}, cache={self.cache}, "
+            f"cache_ttl={self.cache_ttl!r})"
+        )
+
+
+def _response(final: Any) -> ModelResponse:
+    usage = final.usage
+    return ModelResponse(
+        message=message_from_blocks(list(final.content)),
+        usage=Usage(
+            input_tokens=usage.input_tokens or 0,
+            output_tokens=usage.output_tokens or 0,
+            cache_read_tokens=usage.cache_read_input_tokens or 0,
+            cache_write_tokens=usage.cache_creation_input_tokens or 0,
+        ),
+        stop_reason=final.stop_reason,
+    )
+
+
+def _describe(exc: BaseException) -> str:
+    cause = exc.__cause__ or exc.__context__
+    text = str(exc) or type(exc).__name__
+    if cause is not None and str(cause) and str(cause) not in text:
+        text = f"{text} {cause}"
+    return text
+
+
+def _typed_error(exc: anthropic.APIStatusError, attempt: int) -> ModelAPIError:
+    body: dict[str, Any] = exc.body if isinstance(exc.body, dict) else {}
+    raw_error = body.get("error")
+    error: dict[str, Any] = raw_error if isinstance(raw_error, dict) else {}
+    message = getattr(exc, "api_message", None) or error.get("message") or exc.message
+    status = exc.status_code
+    if status == 200:
+        # An ``error`` event inside an SSE stream arrives on a 200 response.
+        status = _STREAM_ERROR_STATUS.get(str(error.get("type")), 500)
+    return status_error(
+        _PROVIDER, status, str(message), headers=exc.response.headers, attempt=attempt
+    )
