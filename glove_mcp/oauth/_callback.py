@@ -1,0 +1,177 @@
+"""The loopback callback listener of ``run_mcp_oauth`` and its paste-back alternative.
+
+The listener is a minimal HTTP/1.1 server on 127.0.0.1 (asyncio streams; uvicorn is not a
+runtime dependency). It is bound before client registration, because its redirect URI goes
+into the registration. It answers every request with a small HTML page and settles one
+future with the first decisive callback: a code with the expected ``state``, an ``error=``,
+or a ``state`` mismatch. Paste-back feeds the same future from a line typed on stdin.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import html
+import logging
+import threading
+from typing import IO
+from urllib.parse import parse_qs, urlparse
+
+from mcp.shared.auth import AuthorizationCodeResult
+
+from glove_mcp.errors import OAuthAuthorizationDeniedError, OAuthStateMismatchError
+
+__all__ = ["CallbackReceiver", "read_line_in_thread"]
+
+logger = logging.getLogger(__name__)
+
+_MAX_HEADER_BYTES = 16 * 1024
+
+_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>{title}</title></head>
+<body style="font-family: sans-serif; margin: 3em"><h1>{title}</h1><p>{body}</p></body></html>
+"""
+
+
+def _page(status: int, title: str, body: str) -> bytes:
+    text = _PAGE.format(title=html.escape(title), body=html.escape(body)).encode()
+    reason = {200: "OK", 400: "Bad Request", 404: "Not Found"}.get(status, "OK")
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+        f"Content-Length: {len(text)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + text
+
+
+class CallbackReceiver:
+    """Receives the authorization response, by HTTP callback or pasted text.
+
+    Args:
+        host: the interface to listen on (127.0.0.1).
+        port: the port (0 picks a free one).
+        path: the callback path, e.g. ``/callback``.
+    """
+
+    def __init__(self, host: str, port: int, path: str) -> None:
+        self.host = host
+        self.port = port
+        self.path = path or "/"
+        self._server: asyncio.Server | None = None
+        self._expected_state: str | None = None
+        self._result: asyncio.Future[AuthorizationCodeResult] | None = None
+
+    async def start(self) -> int:
+        """Bind and listen; returns the bound port."""
+        self._result = asyncio.get_running_loop().create_future()
+        self._server = await asyncio.start_server(self._handle, self.host, self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self.port
+
+    def expect_state(self, state: str | None) -> None:
+        """Record the ``state`` this login sent (taken from the authorization URL)."""
+        self._expected_state = state
+
+    @property
+    def result(self) -> asyncio.Future[AuthorizationCodeResult]:
+        """The future settled by the first decisive callback."""
+        if self._result is None:
+            raise RuntimeError("CallbackReceiver.start() was not called")
+        return self._result
+
+    def submit_pasted(self, text: str) -> None:
+        """Settle the result from what the user pasted: the redirected URL, or the bare code."""
+        text = text.strip()
+        if not text:
+            return
+        if "code=" in text or "error=" in text or "://" in text:
+            query = urlparse(text).query if "://" in text else text.lstrip("?")
+            self._settle(parse_qs(query))
+        else:
+            # A bare code carries no state; the person copied it from this login's page.
+            self._settle({"code": [text], "state": [self._expected_state or ""]})
+
+    def _settle(self, params: dict[str, list[str]]) -> tuple[int, str, str]:
+        """Decide on a callback's parameters; returns (status, title, text) for the page."""
+
+        def first(name: str) -> str | None:
+            values = params.get(name)
+            return values[0] if values else None
+
+        future = self.result
+        state = first("state")
+        if self._expected_state is not None and state != self._expected_state:
+            if not future.done():
+                future.set_exception(OAuthStateMismatchError())
+            return 400, "Login failed", "The state parameter did not match. Run the login again."
+        error = first("error")
+        if error is not None:
+            if not future.done():
+                future.set_exception(
+                    OAuthAuthorizationDeniedError(error, first("error_description"))
+                )
+            return 400, "Authorization not granted", f"The server answered: {error}."
+        code = first("code")
+        if code is None:
+            return 400, "Not a callback", "This request carried neither a code nor an error."
+        if not future.done():
+            future.set_result(AuthorizationCodeResult(code=code, state=state, iss=first("iss")))
+        return 200, "Logged in", "You can close this tab and return to the terminal."
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
+            writer.close()
+            return
+        try:
+            request_line = head[:_MAX_HEADER_BYTES].split(b"\r\n", 1)[0].decode("latin-1")
+            method, target, _ = request_line.split(" ", 2)
+            url = urlparse(target)
+            if method != "GET" or url.path != self.path:
+                response = _page(404, "Not found", "This is the OAuth callback listener.")
+            else:
+                response = _page(*self._settle(parse_qs(url.query)))
+        except ValueError:
+            response = _page(400, "Bad request", "Malformed request.")
+        try:
+            writer.write(response)
+            await writer.drain()
+        except ConnectionError:
+            logger.debug("OAuth callback client went away before the page was sent")
+        finally:
+            writer.close()
+
+    async def aclose(self) -> None:
+        """Stop listening (idempotent)."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+            await server.wait_closed()
+        if self._result is not None and not self._result.done():
+            self._result.cancel()
+
+
+def read_line_in_thread(
+    stream: IO[str], loop: asyncio.AbstractEventLoop, receiver: CallbackReceiver
+) -> None:
+    """Read one line from ``stream`` in a daemon thread and hand it to ``receiver``.
+
+    A daemon thread (not the default executor) so a login that finishes by HTTP callback
+    never waits at exit for a ``readline`` nobody will answer.
+    """
+
+    def _deliver(text: str) -> None:
+        if not receiver.result.done():
+            receiver.submit_pasted(text)
+
+    def _run() -> None:
+        try:
+            line = stream.readline()
+        except (OSError, ValueError):
+            return
+        if line:
+            # RuntimeError: the loop closed, the login already finished another way.
+            with contextlib.suppress(RuntimeError):
+                loop.call_soon_threadsafe(_deliver, line)
+
+    threading.Thread(target=_run, name="glove-mcp-oauth-paste", daemon=True).start()

@@ -1,0 +1,177 @@
+"""``McpOAuthProvider``: the SDK's ``OAuthClientProvider`` backed by an ``OAuthStore`` key.
+
+The SDK does discovery (RFC 9728, RFC 8414), dynamic client registration, PKCE S256, the
+``resource`` indicator and the code exchange. What we add:
+
+- its ``TokenStorage`` is a view of one key of an ``OAuthStore``;
+- tokens are persisted with an absolute expiry and that expiry is restored into the provider
+  when it initialises, so after a restart an expired access token is refreshed instead of
+  being sent, rejected, and followed by a full browser login (the SDK's known gap);
+- the discovered token/revocation endpoints, issuer and resource are saved next to the
+  tokens, so ``OAuthTokenSource`` can refresh later without rediscovery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from mcp.client.auth import OAuthClientProvider
+from mcp.shared.auth import (
+    AuthorizationCodeResult,
+    OAuthClientInformationFull,
+    OAuthClientMetadata,
+    OAuthToken,
+)
+
+from glove_mcp.oauth.state import (
+    OAuthClientInfo,
+    OAuthState,
+    StoredTokens,
+    empty_oauth_state,
+)
+from glove_mcp.oauth.store import OAuthStore
+
+__all__ = ["McpOAuthProvider", "StoreTokenStorage"]
+
+
+class StoreTokenStorage:
+    """The SDK's ``TokenStorage`` protocol over one key of an ``OAuthStore``.
+
+    Args:
+        store: the store.
+        key: the key.
+        server_url: the MCP server URL, recorded in a new state.
+        hide_tokens: report no tokens to the SDK (forces a fresh login) while still saving
+            the new ones.
+    """
+
+    def __init__(
+        self, store: OAuthStore, key: str, server_url: str, *, hide_tokens: bool = False
+    ) -> None:
+        self.store = store
+        self.key = key
+        self.server_url = server_url
+        self.hide_tokens = hide_tokens
+
+    def __repr__(self) -> str:
+        return f"StoreTokenStorage(store={self.store!r}, key={self.key!r})"
+
+    async def state(self) -> OAuthState:
+        """The key's state, or an empty one."""
+        return await self.store.get(self.key) or empty_oauth_state(self.server_url)
+
+    async def get_tokens(self) -> OAuthToken | None:
+        """The stored tokens in the SDK's shape (``expires_in`` counted from now)."""
+        if self.hide_tokens:
+            return None
+        state = await self.state()
+        return state.tokens.to_oauth_token() if state.tokens else None
+
+    async def stored_expiry(self) -> float | None:
+        """The absolute expiry of the stored access token."""
+        state = await self.state()
+        return state.tokens.expires_at if state.tokens and not self.hide_tokens else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        """Persist new tokens with an absolute expiry."""
+        state = await self.state()
+        stored = StoredTokens.from_oauth_token(tokens)
+        await self.store.set(
+            self.key, state.model_copy(update={"tokens": stored, "code_verifier": None})
+        )
+        self.hide_tokens = False
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        """The registered client, if any."""
+        state = await self.state()
+        return state.client.to_sdk() if state.client else None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        """Persist the registered client."""
+        state = await self.state()
+        await self.store.set(
+            self.key, state.model_copy(update={"client": OAuthClientInfo.from_sdk(client_info)})
+        )
+
+
+class McpOAuthProvider(OAuthClientProvider):
+    """An ``httpx2.Auth`` that logs in and refreshes through the SDK, persisting to a store.
+
+    Use it directly to drive the SDK's flow yourself (``httpx2.AsyncClient(auth=provider)``);
+    most code wants ``run_mcp_oauth`` to log in and ``OAuthTokenSource`` afterwards. Two
+    limits are the SDK's: its refresh is not serialised across processes, and on a 401 for a
+    token it believes valid it starts a browser login instead of refreshing. A headless agent
+    should therefore use ``OAuthTokenSource`` (with ``bearer(source)``), not this provider.
+
+    Args:
+        server_url: the MCP server URL.
+        store: where client information and tokens are kept.
+        key: the store key.
+        client_metadata: metadata for dynamic registration (``build_client_metadata``).
+        redirect_handler: called with the authorization URL (open a browser, print it, …).
+        callback_handler: returns the code and state once the user has approved.
+        hide_stored_tokens: ignore stored tokens (force a new login), keep the client.
+        scope: scopes to request at authorization; the SDK otherwise replaces the metadata's
+            scope with what the server advertises.
+    """
+
+    def __init__(
+        self,
+        server_url: str,
+        store: OAuthStore,
+        key: str,
+        client_metadata: OAuthClientMetadata,
+        redirect_handler: Callable[[str], Awaitable[None]] | None = None,
+        callback_handler: Callable[[], Awaitable[AuthorizationCodeResult]] | None = None,
+        *,
+        hide_stored_tokens: bool = False,
+        scope: str | None = None,
+    ) -> None:
+        self._requested_scope = scope
+        self.storage = StoreTokenStorage(store, key, server_url, hide_tokens=hide_stored_tokens)
+        super().__init__(
+            server_url=server_url,
+            client_metadata=client_metadata,
+            storage=self.storage,
+            redirect_handler=redirect_handler,
+            callback_handler=callback_handler,
+        )
+
+    def __repr__(self) -> str:
+        return f"McpOAuthProvider(server_url={self.context.server_url!r}, key={self.storage.key!r})"
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        # The SDK keeps no absolute expiry across restarts (it would treat an expired stored
+        # token as valid); restore ours so it refreshes first.
+        self.context.token_expiry_time = await self.storage.stored_expiry()
+
+    async def _perform_authorization_code_grant(self) -> tuple[str, str]:
+        # The SDK picks scopes from discovery right before authorizing; the caller's explicit
+        # choice wins.
+        if self._requested_scope is not None:
+            self.context.client_metadata.scope = self._requested_scope
+        return await super()._perform_authorization_code_grant()
+
+    async def save_discovery(self) -> OAuthState:
+        """Record what the SDK discovered (endpoints, issuer, resource) in the store.
+
+        Returns:
+            The updated state.
+        """
+        ctx = self.context
+        state = await self.storage.state()
+        update: dict[str, object] = {
+            "server_url": ctx.server_url,
+            "resource": ctx.get_resource_url(),
+        }
+        if ctx.oauth_metadata is not None:
+            update["token_endpoint"] = str(ctx.oauth_metadata.token_endpoint)
+            update["issuer"] = str(ctx.oauth_metadata.issuer)
+            if ctx.oauth_metadata.revocation_endpoint is not None:
+                update["revocation_endpoint"] = str(ctx.oauth_metadata.revocation_endpoint)
+        if ctx.client_metadata.redirect_uris:
+            update["redirect_url"] = str(ctx.client_metadata.redirect_uris[0])
+        new_state = state.model_copy(update=update)
+        await self.storage.store.set(self.storage.key, new_state)
+        return new_state
