@@ -1,0 +1,591 @@
+"""Loop overhead: framework time per model iteration, glove_core against pydantic-ai.
+
+Both agents run the same workload in the same process and event loop, with a model that
+answers instantly, so what is measured is the framework's own work per model call: building
+the request, saving the reply, validating and running the tool calls, saving their results.
+
+Workload, identical on both sides:
+
+- 50 tools, each the *same* async Python function object registered with both libraries
+  (two typed parameters, a Google-style docstring; its body formats one string).
+- A 200-message conversation history before the request: 50 rounds of user question, agent
+  reply with 3 tool calls, the 3 tool results, agent answer.
+- Each request makes 10 model calls: 9 replies with 3 tool calls each (27 tool runs, each
+  validated against the tool's pydantic input schema), then a final text reply.
+- The model side does the same work on both sides: it picks the next scripted reply and
+  estimates token usage at four characters a token over the request.
+
+glove_core runs ``Glove.process_request`` with a ``ScriptedModel`` over a ``MemoryStore``
+pre-filled with the history; pydantic-ai runs ``Agent.run`` with a ``FunctionModel`` and the
+history as ``message_history``. Tool calls run one after another (``--mode sequential``,
+glove's default), concurrently (``--mode parallel``, pydantic-ai's default), or both (default).
+
+Timing: ``time.perf_counter`` around each request's ``await`` only (building the agent, the
+store and the script is setup and is not timed), after a warm-up, repeated ``--repeats`` times
+alternating the sides; the figure is the median over repetitions of (total time / model calls).
+A CPU-time column (``time.process_time`` around the same awaits) shows how much of the wall
+time was this process working rather than waiting for a busy machine's CPU.
+
+pydantic-ai is a benchmark-only peer, not a project dependency: install ``pydantic-ai-slim``
+into the venv to compare. Without it the script reports glove_core's own figures.
+
+Run: ``python bench/loop_overhead.py [--requests 20] [--repeats 7] [--mode both] [--profile]``
+"""
+
+import argparse
+import asyncio
+import cProfile
+import gc
+import importlib
+import importlib.metadata
+import io
+import platform
+import pstats
+import statistics
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from glove_core import (
+    Glove,
+    MemoryStore,
+    Message,
+    ScriptedModel,
+    Tool,
+    ToolCall,
+    ToolResult,
+    ToolResultData,
+    tool,
+)
+
+__all__ = ["main"]
+
+N_TOOLS = 50
+HISTORY_ROUNDS = 50  # four messages a round: 200 messages
+CALLS_PER_REPLY = 3
+TOOL_REPLIES = 9
+MODEL_CALLS = TOOL_REPLIES + 1  # the last reply is text
+SYSTEM = "You are a travel assistant. Use the lookup tools to answer; be brief."
+PROMPT = "Plan a weekend: check the weather and opening hours for each stop."
+FINAL_TEXT = "Here is your plan: Paris on Saturday, Lyon on Sunday."
+TARGET_RATIO = 2.0
+TARGET_US = 1000.0
+
+Mode = Literal["sequential", "parallel"]
+ToolFn = Callable[[str, int], Awaitable[str]]
+
+
+# --- the shared workload ----------------------------------------------------------------
+
+
+def make_tool_functions() -> list[ToolFn]:
+    """The 50 tool functions; each library registers these same function objects."""
+
+    def make(index: int) -> ToolFn:
+        async def lookup(city: str, count: int) -> str:
+            """Look up facts about a city.
+
+            Args:
+                city: the city to look up.
+                count: how many facts to return.
+            """
+            return f"{city}: {count + index} facts"
+
+        lookup.__name__ = lookup.__qualname__ = tool_name(index)
+        return lookup
+
+    return [make(i) for i in range(N_TOOLS)]
+
+
+def tool_name(index: int) -> str:
+    return f"lookup_{index:02d}"
+
+
+@dataclass(frozen=True)
+class Call:
+    """One tool call of the workload, library-neutral."""
+
+    id: str
+    name: str
+    args: dict[str, Any]
+    result: str
+
+
+@dataclass(frozen=True)
+class Round:
+    """One history round: question, tool calls and their results, answer."""
+
+    question: str
+    calls: list[Call]
+    answer: str
+
+
+def make_calls(prefix: str, turn: int) -> list[Call]:
+    calls = []
+    for k in range(CALLS_PER_REPLY):
+        index = (turn * CALLS_PER_REPLY + k) % N_TOOLS
+        city = ("Paris", "Lyon", "Nice")[k]
+        calls.append(
+            Call(
+                id=f"{prefix}_{turn}_{k}",
+                name=tool_name(index),
+                args={"city": city, "count": k},
+                result=f"{city}: {k + index} facts",
+            )
+        )
+    return calls
+
+
+def make_history() -> list[Round]:
+    return [
+        Round(
+            question=f"Question {r}: what should I see in the city today, and when is it open?",
+            calls=make_calls("hist", r),
+            answer=f"Answer {r}: the museum opens at nine and the market closes at one.",
+        )
+        for r in range(HISTORY_ROUNDS)
+    ]
+
+
+# --- glove_core -------------------------------------------------------------------------
+
+
+def glove_history(rounds: list[Round]) -> list[Message]:
+    messages: list[Message] = []
+    for r in rounds:
+        messages.append(Message(sender="user", text=r.question))
+        messages.append(
+            Message(
+                sender="agent",
+                tool_calls=[ToolCall(id=c.id, name=c.name, input=c.args) for c in r.calls],
+            )
+        )
+        messages.append(
+            Message(
+                sender="user",
+                tool_results=[
+                    ToolResult(call_id=c.id, name=c.name, result=ToolResultData(data=c.result))
+                    for c in r.calls
+                ],
+            )
+        )
+        messages.append(Message(sender="agent", text=r.answer))
+    return messages
+
+
+class GloveSide:
+    """Runs the workload through ``Glove.process_request``."""
+
+    label = "glove_core"
+
+    def __init__(self, functions: list[ToolFn], rounds: list[Round], mode: Mode) -> None:
+        parallel = mode == "parallel"
+        self.tools: list[Tool] = [
+            tool(name=fn.__name__, parallel_safe=parallel)(fn) for fn in functions
+        ]
+        self.history = glove_history(rounds)
+        self.script: list[str | list[ToolCall]] = [
+            [ToolCall(id=c.id, name=c.name, input=c.args) for c in make_calls("call", turn)]
+            for turn in range(TOOL_REPLIES)
+        ]
+        self.script.append(FINAL_TEXT)
+
+    async def prepare(self) -> tuple[Glove, ScriptedModel]:
+        store = MemoryStore("bench")
+        await store.append_messages(self.history)
+        model = ScriptedModel(self.script)
+        glove = Glove(model=model, system_prompt=SYSTEM, store=store)
+        for t in self.tools:
+            glove.fold(t)
+        glove.build()
+        # build() folds built-in tools (tasks, inbox) for a capable store; the peer has none,
+        # so they go: both sides offer exactly the 50 lookup tools.
+        ours = {t.name for t in self.tools}
+        for extra in [t.name for t in glove.tools if t.name not in ours]:
+            glove.unfold(extra)
+        return glove, model
+
+    async def run_once(self) -> tuple[float, float]:
+        """Run one request; its wall-clock and CPU seconds."""
+        glove, model = await self.prepare()
+        cpu = time.process_time()
+        start = time.perf_counter()
+        result = await glove.process_request(PROMPT)
+        elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu
+        self.check(result.text, result.messages, model)
+        return elapsed, cpu
+
+    @staticmethod
+    def check(text: str, added: list[Message], model: ScriptedModel) -> None:
+        results = [r for m in added for r in (m.tool_results or [])]
+        ok = sum(1 for r in results if r.result.status == "success")
+        if (
+            text != FINAL_TEXT
+            or len(model.requests) != MODEL_CALLS
+            or ok != TOOL_REPLIES * CALLS_PER_REPLY
+            or len(model.requests[0].messages) != HISTORY_ROUNDS * 4 + 1
+            or len(model.requests[0].tools) != N_TOOLS
+        ):
+            raise RuntimeError(
+                f"glove_core did not run the workload: text={text!r}, "
+                f"model calls={len(model.requests)}, successful tool results={ok}"
+            )
+
+
+# --- pydantic-ai ------------------------------------------------------------------------
+
+
+def import_pydantic_ai() -> dict[str, Any] | None:
+    """pydantic-ai's classes, or None when it is not installed.
+
+    Imported dynamically so the type checker never needs the package: it is a benchmark-only
+    peer, not a project dependency.
+    """
+    try:
+        agent: Any = importlib.import_module("pydantic_ai")
+        messages: Any = importlib.import_module("pydantic_ai.messages")
+        function: Any = importlib.import_module("pydantic_ai.models.function")
+        usage: Any = importlib.import_module("pydantic_ai.usage")
+    except ImportError:
+        return None
+    return {
+        "Agent": agent.Agent,
+        "Tool": agent.Tool,
+        "FunctionModel": function.FunctionModel,
+        "ModelRequest": messages.ModelRequest,
+        "ModelResponse": messages.ModelResponse,
+        "UserPromptPart": messages.UserPromptPart,
+        "TextPart": messages.TextPart,
+        "ToolCallPart": messages.ToolCallPart,
+        "ToolReturnPart": messages.ToolReturnPart,
+        "RequestUsage": usage.RequestUsage,
+    }
+
+
+class PeerSide:
+    """Runs the workload through pydantic-ai's ``Agent.run`` with a ``FunctionModel``."""
+
+    label = "pydantic-ai"
+
+    def __init__(
+        self, pai: dict[str, Any], functions: list[ToolFn], rounds: list[Round], mode: Mode
+    ) -> None:
+        self.pai = pai
+        self.mode = mode
+        self.history = self._history(rounds)
+        self.replies = [make_calls("call", turn) for turn in range(TOOL_REPLIES)]
+        self.turn = 0
+        self.calls = 0
+        tools = [pai["Tool"](fn, takes_ctx=False, name=fn.__name__) for fn in functions]
+        model = pai["FunctionModel"](self._respond, model_name="bench")
+        self.agent: Any = pai["Agent"](model, instructions=SYSTEM, tools=tools)
+
+    def _history(self, rounds: list[Round]) -> list[Any]:
+        p = self.pai
+        messages: list[Any] = []
+        for r in rounds:
+            messages.append(p["ModelRequest"](parts=[p["UserPromptPart"](r.question)]))
+            messages.append(
+                p["ModelResponse"](
+                    parts=[
+                        p["ToolCallPart"](c.name, dict(c.args), tool_call_id=c.id) for c in r.calls
+                    ]
+                )
+            )
+            messages.append(
+                p["ModelRequest"](
+                    parts=[
+                        p["ToolReturnPart"](c.name, c.result, tool_call_id=c.id) for c in r.calls
+                    ]
+                )
+            )
+            messages.append(p["ModelResponse"](parts=[p["TextPart"](r.answer)]))
+        return messages
+
+    async def _respond(self, messages: list[Any], info: Any) -> Any:
+        """The FunctionModel: the next scripted reply, usage estimated like ScriptedModel's."""
+        p = self.pai
+        self.calls += 1
+        turn = self.turn
+        self.turn += 1
+        if turn < TOOL_REPLIES:
+            parts = [
+                p["ToolCallPart"](c.name, dict(c.args), tool_call_id=c.id)
+                for c in self.replies[turn]
+            ]
+            output = 20 * len(parts)
+        else:
+            parts = [p["TextPart"](FINAL_TEXT)]
+            output = max(1, len(FINAL_TEXT) // 4)
+        usage = p["RequestUsage"](input_tokens=_estimate(messages, info), output_tokens=output)
+        return p["ModelResponse"](parts=parts, usage=usage)
+
+    @contextmanager
+    def execution_mode(self) -> Iterator[None]:
+        """pydantic-ai's tool-call execution mode for this side (set outside the timed part)."""
+        with self.pai["Agent"].parallel_tool_call_execution_mode(self.mode):
+            yield
+
+    async def run_once(self) -> tuple[float, float]:
+        """Run one request; its wall-clock and CPU seconds."""
+        self.turn = 0
+        self.calls = 0
+        history = list(self.history)
+        cpu = time.process_time()
+        start = time.perf_counter()
+        result = await self.agent.run(PROMPT, message_history=history)
+        elapsed = time.perf_counter() - start
+        cpu = time.process_time() - cpu
+        self.check(result)
+        return elapsed, cpu
+
+    def check(self, result: Any) -> None:
+        returns = [
+            part
+            for message in result.new_messages()
+            for part in message.parts
+            if isinstance(part, self.pai["ToolReturnPart"])
+        ]
+        if (
+            result.output != FINAL_TEXT
+            or self.calls != MODEL_CALLS
+            or len(returns) != TOOL_REPLIES * CALLS_PER_REPLY
+            or not all(str(r.content).endswith("facts") for r in returns)
+        ):
+            raise RuntimeError(
+                f"pydantic-ai did not run the workload: output={result.output!r}, "
+                f"model calls={self.calls}, tool returns={len(returns)}"
+            )
+
+
+def _estimate(messages: list[Any], info: Any) -> int:
+    """ScriptedModel's estimate (four characters a token), over pydantic-ai's messages."""
+    chars = len(info.instructions or "")
+    for spec in info.function_tools:
+        chars += len(spec.name) + len(spec.description or "") + 200
+    for message in messages:
+        for part in message.parts:
+            content = getattr(part, "content", None)
+            if part.part_kind in ("tool-call", "tool-return"):
+                chars += 50
+            elif isinstance(content, str):
+                chars += len(content)
+    return max(1, chars // 4)
+
+
+# --- measuring --------------------------------------------------------------------------
+
+
+Side = GloveSide | PeerSide
+
+
+@dataclass
+class Figures:
+    """Per-repetition µs per model iteration of one side in one mode."""
+
+    label: str
+    mode: Mode
+    samples: list[float]
+    cpu_samples: list[float]
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.samples)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu_samples)
+
+
+@contextmanager
+def side_context(side: Side) -> Iterator[None]:
+    if isinstance(side, PeerSide):
+        with side.execution_mode():
+            yield
+    else:
+        yield
+
+
+async def run_batch(side: Side, requests: int) -> tuple[float, float]:
+    """Wall-clock and CPU µs per model iteration over ``requests`` requests."""
+    wall = cpu = 0.0
+    with side_context(side):
+        for _ in range(requests):
+            request_wall, request_cpu = await side.run_once()
+            wall += request_wall
+            cpu += request_cpu
+    iterations = requests * MODEL_CALLS
+    return wall / iterations * 1e6, cpu / iterations * 1e6
+
+
+async def measure(
+    sides: list[Side], mode: Mode, requests: int, repeats: int, warmup: int
+) -> list[Figures]:
+    figures = [Figures(s.label, mode, [], []) for s in sides]
+    for side in sides:
+        if warmup:
+            await run_batch(side, warmup)
+    for rep in range(repeats):
+        gc.collect()
+        # Alternate which side goes first so drift on a busy machine hits both alike.
+        order = list(range(len(sides)))
+        if rep % 2:
+            order.reverse()
+        for i in order:
+            wall, cpu = await run_batch(sides[i], requests)
+            figures[i].samples.append(wall)
+            figures[i].cpu_samples.append(cpu)
+    return figures
+
+
+async def profile_glove(side: GloveSide, requests: int, top: int) -> str:
+    """cProfile of glove_core's timed part only, sorted by own time."""
+    await side.run_once()  # warm-up: tool schemas are built once, on the first request
+    profiler = cProfile.Profile()
+    for _ in range(requests):
+        glove, model = await side.prepare()
+        profiler.enable()
+        result = await glove.process_request(PROMPT)
+        profiler.disable()
+        side.check(result.text, result.messages, model)
+    out = io.StringIO()
+    stats = pstats.Stats(profiler, stream=out)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+    return out.getvalue()
+
+
+def version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def print_table(figures: list[Figures]) -> None:
+    header = (
+        f"{'library':<12} {'tool calls':<11} {'µs/iteration':>13} {'min':>9} {'max':>9} "
+        f"{'CPU µs/iteration':>17}"
+    )
+    print(header)
+    print("-" * len(header))
+    for f in figures:
+        print(
+            f"{f.label:<12} {f.mode:<11} {f.median:>13.1f} {min(f.samples):>9.1f} "
+            f"{max(f.samples):>9.1f} {f.cpu_median:>17.1f}"
+        )
+
+
+def verdict(glove_us: float, ratio: float | None) -> str:
+    fast = glove_us < TARGET_US
+    if ratio is None:
+        return f"target < {TARGET_US:.0f} µs {'met' if fast else 'MISSED'}; ratio not measured"
+    both = fast and ratio >= TARGET_RATIO
+    return (
+        f"targets (>= {TARGET_RATIO:.0f}x the peer, < {TARGET_US:.0f} µs): "
+        f"{'met' if both else 'MISSED'}"
+    )
+
+
+async def run(args: argparse.Namespace) -> int:
+    functions = make_tool_functions()
+    rounds = make_history()
+    pai = import_pydantic_ai()
+    modes: list[Mode] = ["sequential", "parallel"] if args.mode == "both" else [args.mode]
+
+    print("Loop overhead: framework time per model iteration (model answers instantly)")
+    print(
+        f"python {platform.python_version()}, glove {version('glove')}, "
+        f"pydantic {version('pydantic')}, pydantic-ai-slim {version('pydantic-ai-slim')}"
+    )
+    print(
+        f"workload: {N_TOOLS} tools (the same async functions on both sides), "
+        f"{HISTORY_ROUNDS * 4}-message history, {MODEL_CALLS} model calls per request "
+        f"({TOOL_REPLIES} replies x {CALLS_PER_REPLY} tool calls + 1 final text reply)"
+    )
+    print(
+        "  glove_core : Glove.process_request, ScriptedModel (latency 0), MemoryStore pre-filled"
+        " with the history, @tool input models"
+    )
+    if pai is None:
+        print(
+            "  pydantic-ai: NOT RUN - pydantic_ai is not importable; install pydantic-ai-slim "
+            "into this venv to measure the ratio (benchmark-only, not a project dependency)"
+        )
+    else:
+        print(
+            "  pydantic-ai: Agent.run(message_history=history), FunctionModel (async function, "
+            "same scripted replies and usage estimate), Tool(fn, takes_ctx=False)"
+        )
+    print(
+        f"timing: perf_counter around each request, {args.warmup} warm-up requests, "
+        f"{args.repeats} repetitions of {args.requests} requests "
+        f"({args.requests * MODEL_CALLS} iterations) per side; median of repetitions"
+    )
+    print()
+
+    all_figures: list[Figures] = []
+    for mode in modes:
+        sides: list[Side] = [GloveSide(functions, rounds, mode)]
+        if pai is not None:
+            sides.append(PeerSide(pai, functions, rounds, mode))
+        all_figures += await measure(sides, mode, args.requests, args.repeats, args.warmup)
+    print_table(all_figures)
+    print()
+
+    ratios: dict[Mode, float] = {}
+    for mode in modes:
+        ours = next(f for f in all_figures if f.mode == mode and f.label == GloveSide.label)
+        peer = next((f for f in all_figures if f.mode == mode and f.label != ours.label), None)
+        if peer is not None:
+            ratios[mode] = peer.median / ours.median
+            print(f"{mode:<11} ratio pydantic-ai / glove_core: {ratios[mode]:.2f}x")
+
+    if args.profile:
+        print()
+        print(f"cProfile of glove_core ({args.requests} requests, timed part only):")
+        print(await profile_glove(GloveSide(functions, rounds, modes[0]), args.requests, 25))
+
+    primary = modes[0]
+    ours = next(f for f in all_figures if f.mode == primary and f.label == GloveSide.label)
+    ratio = ratios.get(primary)
+    if ratio is None:
+        print(
+            f"summary: glove_core {ours.median:.0f} µs (CPU {ours.cpu_median:.0f} µs) per model "
+            f"iteration ({primary} tool calls); pydantic-ai not importable, no ratio; "
+            f"{verdict(ours.median, None)}"
+        )
+        return 0
+    peer_us = ours.median * ratio
+    others = "".join(f", {m} {r:.1f}x" for m, r in ratios.items() if m != primary)
+    print(
+        f"summary: glove_core {ours.median:.0f} µs (CPU {ours.cpu_median:.0f} µs) vs "
+        f"pydantic-ai {peer_us:.0f} µs per model iteration ({primary} tool calls): "
+        f"{ratio:.1f}x faster{others}; "
+        f"{verdict(ours.median, min(ratios.values()))}"
+    )
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the benchmark and print a table and a summary line."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--requests", type=int, default=20, help="requests per repetition")
+    parser.add_argument("--repeats", type=int, default=7, help="repetitions per side")
+    parser.add_argument("--warmup", type=int, default=5, help="warm-up requests per side")
+    parser.add_argument(
+        "--mode", choices=["sequential", "parallel", "both"], default="both", help="tool calls"
+    )
+    parser.add_argument("--profile", action="store_true", help="cProfile glove_core's loop")
+    args = parser.parse_args(argv)
+    if min(args.requests, args.repeats) < 1 or args.warmup < 0:
+        parser.error("--requests and --repeats must be at least 1, --warmup at least 0")
+    return asyncio.run(run(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
