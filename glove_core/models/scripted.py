@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import json
+import os
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any, Self
 
 from glove_core.abort import AbortSignal
 from glove_core.errors import ScriptExhaustedError
@@ -41,6 +45,53 @@ class ScriptedModel:
         self.latency = latency
         self._name = name
         self.requests: list[ModelRequest] = []
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike[str] | Any, *, name: str = "scripted") -> Self:
+        """Build a ScriptedModel from JSON data or a JSON file, e.g. for offline demos.
+
+        The data is a list of replies, or ``{"latency": seconds, "replies": [...]}``. A reply
+        is a string (text) or ``{"text"?: str, "tool_calls": [{"name": str, "input"?: {}}]}``.
+
+        Raises:
+            ValueError: the file cannot be read, is not JSON, or a reply has another shape.
+        """
+        if isinstance(source, (str, os.PathLike)):
+            try:
+                data: Any = json.loads(Path(source).read_text(encoding="utf-8"))
+            except (OSError, ValueError) as exc:
+                raise ValueError(f"cannot read script {os.fspath(source)!r}: {exc}") from None
+        else:
+            data = source
+        latency = 0.0
+        if isinstance(data, dict):
+            latency = float(data.get("latency", 0.0))
+            data = data.get("replies")
+        if not isinstance(data, list):
+            raise ValueError("a script is a JSON list of replies (or {'replies': [...]})")
+        items: list[ScriptItem] = []
+        for number, reply in enumerate(data, start=1):
+            if isinstance(reply, str):
+                items.append(reply)
+                continue
+            calls = reply.get("tool_calls", []) if isinstance(reply, dict) else None
+            if not isinstance(calls, list) or not all(
+                isinstance(c, dict) and isinstance(c.get("name"), str) for c in calls
+            ):
+                raise ValueError(
+                    f"script reply #{number} must be a string or "
+                    '{"text": ..., "tool_calls": [{"name": ..., "input": {...}}]}'
+                )
+            tool_calls = [
+                ToolCall(id=f"script-{number}-{i}", name=c["name"], input=c.get("input", {}))
+                for i, c in enumerate(calls)
+            ]
+            items.append(
+                Message(
+                    sender="agent", text=str(reply.get("text", "")), tool_calls=tool_calls or None
+                )
+            )
+        return cls(items, latency=latency, name=name)
 
     @property
     def name(self) -> str:

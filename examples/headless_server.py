@@ -1,0 +1,77 @@
+"""A headless agent server: one agent per session over HTTP, sessions kept in SQLite.
+
+    GLOVE_API_KEY=secret python examples/headless_server.py
+    curl -s -X POST -H 'Authorization: Bearer secret' http://127.0.0.1:8765/sessions
+    curl -N -X POST -H 'Authorization: Bearer secret' -d '{"text": "What is open in Linear?"}' \\
+         http://127.0.0.1:8765/sessions/<id>/messages
+
+Environment: GLOVE_API_KEY (required), ANTHROPIC_API_KEY or GLOVE_SCRIPT=FILE, LINEAR_MCP_URL,
+GLOVE_OAUTH_FILE, GLOVE_DB (default ./agents.db), PORT (default 8765; 0 picks a free one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from contextlib import AsyncExitStack
+
+import uvicorn
+
+from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SqliteStore
+from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
+from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+from glove_mcp.server import HeadlessServer
+
+DB = os.environ.get("GLOVE_DB", "agents.db")
+STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+LINEAR = McpCatalogueEntry(
+    id="linear",
+    name="Linear",
+    url=os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp"),
+    description="Create, update and search issues and projects in Linear.",
+)
+SOURCE = OAuthTokenSource(STORE, "linear", LINEAR.url)
+
+
+def pick_model() -> ModelAdapter:
+    if "GLOVE_SCRIPT" in os.environ:
+        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
+    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
+
+
+async def token(server_id: str) -> str | None:
+    return await SOURCE.access_token() if await STORE.get("linear") else None
+
+
+async def agent_for(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+    agent = Glove(
+        model=pick_model(),
+        system_prompt="You manage the team's Linear issues. Be brief.",
+        store=store,
+        server_mode=True,
+    )
+    adapter = SqliteMcpAdapter(DB, session_id, tokens=token)
+    if not await adapter.get_active():
+        await adapter.activate("linear")  # every session starts with Linear
+    mount = await mount_mcp(agent, adapter=adapter, entries=[LINEAR])
+    stack.push_async_callback(mount.aclose)
+    return agent
+
+
+async def main() -> None:
+    server = HeadlessServer(DB, os.environ.get("GLOVE_API_KEY", ""), agent_for)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(("127.0.0.1", int(os.environ.get("PORT", "8765"))))
+    print(f"serving on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
+    config = uvicorn.Config(server.app, log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except ValueError as exc:  # e.g. no API key: the server refuses to start
+        sys.exit(f"headless_server: {exc}")

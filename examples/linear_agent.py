@@ -1,0 +1,71 @@
+"""A Linear agent: a model with the tools of Linear's MCP server, and nothing else.
+
+    python examples/linear_mcp_auth.py                              # once
+    python examples/linear_agent.py "What is assigned to me?"
+
+Environment: ANTHROPIC_API_KEY (Claude plays the agent), or GLOVE_SCRIPT=FILE to play a
+JSON script offline (see ScriptedModel.from_json); LINEAR_MCP_URL (default
+https://mcp.linear.app/mcp); GLOVE_OAUTH_FILE (where linear_mcp_auth.py saved the tokens).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, ToolUse, ToolUseResult
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
+from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+
+URL = os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp")
+STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+LINEAR = McpCatalogueEntry(
+    id="linear", name="Linear", url=URL, description="Issues, projects and cycles in Linear."
+)
+
+
+class PrintTools:
+    """Shows each tool call and its outcome as it happens."""
+
+    async def record(self, event_type: str, data: Any) -> None:
+        if isinstance(data, ToolUse):
+            print(f"→ {data.name} {data.input}")
+        elif isinstance(data, ToolUseResult):
+            print(f"← {data.name}: {data.result.status}")
+
+
+def pick_model() -> ModelAdapter:
+    if "GLOVE_SCRIPT" in os.environ:
+        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
+    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
+
+
+async def main(question: str) -> int:
+    source = OAuthTokenSource(
+        STORE, "linear", URL, login_command="python examples/linear_mcp_auth.py"
+    )
+
+    async def token(server_id: str) -> str | None:
+        return await source.access_token() if await STORE.get("linear") else None
+
+    agent = Glove(
+        model=pick_model(),
+        system_prompt="You work in the user's Linear workspace: issues and projects. Be brief.",
+        server_mode=True,
+    )
+    agent.add_subscriber(PrintTools())
+    adapter = MemoryMcpAdapter("linear-agent", active=["linear"], tokens=token)
+    async with await mount_mcp(agent, adapter=adapter, entries=[LINEAR]) as mount:
+        if "linear" not in mount.loaded:
+            print("could not connect to Linear; log in with: python examples/linear_mcp_auth.py")
+            return 1
+        agent.build()
+        result = await agent.process_request(question)
+        print(result.text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main(" ".join(sys.argv[1:]) or "What issues are open?")))

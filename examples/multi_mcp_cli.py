@@ -1,0 +1,98 @@
+"""A terminal agent over several MCP servers; it activates the ones it needs as it goes.
+
+    python examples/multi_mcp_cli.py
+
+The agent starts with no server active. When it needs one, it calls find_capability, a small
+subagent picks the server from the catalogue and activates it, and its tools are offered from
+the agent's next step. Type /quit to leave.
+
+Environment: ANTHROPIC_API_KEY, or GLOVE_SCRIPT=FILE to play a JSON script offline;
+NOTION_MCP_URL, LINEAR_MCP_URL (defaults: the hosted servers); GLOVE_OAUTH_FILE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Any
+
+from glove_core import (
+    AnthropicModel,
+    Glove,
+    ModelAdapter,
+    ScriptedModel,
+    TextDelta,
+    ToolUse,
+    ToolUseResult,
+)
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
+from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+
+STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+CATALOGUE = [
+    McpCatalogueEntry(
+        id="notion",
+        name="Notion",
+        url=os.environ.get("NOTION_MCP_URL", "https://mcp.notion.com/mcp"),
+        description="Search, read and write pages and databases in Notion.",
+        tags=["docs", "notes", "wiki"],
+    ),
+    McpCatalogueEntry(
+        id="linear",
+        name="Linear",
+        url=os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp"),
+        description="Create, update and search issues and projects in Linear.",
+        tags=["issues", "tickets"],
+    ),
+]
+
+
+class Stream:
+    """Prints reply text as it streams, and each tool call."""
+
+    async def record(self, event_type: str, data: Any) -> None:
+        if isinstance(data, TextDelta):
+            print(data.text, end="", flush=True)
+        elif isinstance(data, ToolUse):
+            print(f"\n→ {data.name}", flush=True)
+        elif isinstance(data, ToolUseResult):
+            print(f"← {data.name}: {data.result.status}", flush=True)
+
+
+def pick_model() -> ModelAdapter:
+    if "GLOVE_SCRIPT" in os.environ:
+        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
+    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
+
+
+async def main() -> None:
+    sources = {e.id: OAuthTokenSource(STORE, e.id, e.url) for e in CATALOGUE}
+
+    async def token(server_id: str) -> str | None:
+        return await sources[server_id].access_token() if await STORE.get(server_id) else None
+
+    agent = Glove(
+        model=pick_model(),
+        system_prompt="You help with the user's notes and "
+        "issues. Use find_capability when you lack a tool. Be brief.",
+        server_mode=True,
+    )
+    agent.add_subscriber(Stream())
+    adapter = MemoryMcpAdapter("multi-cli", tokens=token)
+    async with await mount_mcp(agent, adapter=adapter, entries=CATALOGUE) as mount, agent:
+        agent.build()
+        while True:
+            line = await asyncio.to_thread(input, "\nyou> ")
+            if line.strip() in ("/quit", "/exit"):
+                break
+            if line.strip():
+                await agent.process_request(line)
+        print(f"\nactive servers at the end: {', '.join(mount.loaded) or 'none'}")
+
+
+if __name__ == "__main__":
+    try:
+        asyncio.run(main())
+    except (EOFError, KeyboardInterrupt):
+        sys.exit(0)

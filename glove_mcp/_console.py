@@ -1,0 +1,75 @@
+"""Terminal output for the ``glove-mcp`` command: streamed text, tool calls and results."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, TextIO
+
+from glove_core.subscribers import (
+    SubagentCompleted,
+    SubagentInvoked,
+    TextDelta,
+    ToolUse,
+    ToolUseResult,
+)
+
+__all__ = ["ConsolePrinter", "shorten"]
+
+
+def shorten(value: Any, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters."""
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class ConsolePrinter:
+    """A subscriber that prints what the agent does as it happens."""
+
+    def __init__(self, out: TextIO, *, color: bool = False) -> None:
+        self._out = out
+        self._color = color
+        self._depth = 0
+        self._mid_line = False
+
+    def _paint(self, text: str, code: str) -> str:
+        return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
+
+    def _line(self, text: str) -> None:
+        if self._mid_line:
+            self._out.write("\n")
+            self._mid_line = False
+        self._out.write("  " * self._depth + text + "\n")
+        self._out.flush()
+
+    def end_turn(self) -> None:
+        """Finish a streamed line, if one is open."""
+        if self._mid_line:
+            self._out.write("\n")
+            self._mid_line = False
+            self._out.flush()
+
+    async def record(self, event_type: str, data: Any) -> None:
+        if isinstance(data, TextDelta):
+            if not self._mid_line:
+                prefix = "  " * self._depth + ("subagent: " if self._depth else "agent: ")
+                self._out.write(self._paint(prefix, "1"))
+                self._mid_line = True
+            self._out.write(data.text)
+            self._out.flush()
+        elif isinstance(data, ToolUse):
+            self._line(self._paint(f"→ {data.name}({shorten(data.input, 100)})", "36"))
+        elif isinstance(data, ToolUseResult):
+            result = data.result
+            if result.status == "success":
+                self._line(self._paint(f"← {data.name}: {shorten(result.data)}", "32"))
+            else:
+                detail = result.message or shorten(result.data)
+                self._line(self._paint(f"← {data.name} [{result.status}]: {detail}", "31"))
+        elif isinstance(data, SubagentInvoked):
+            self._line(self._paint(f"┌ {data.name}: {shorten(data.prompt, 100)}", "35"))
+            self._depth += 1
+        elif isinstance(data, SubagentCompleted):
+            self.end_turn()
+            self._depth = max(0, self._depth - 1)
+            self._line(self._paint(f"└ {data.name} finished ({data.status})", "35"))

@@ -1,0 +1,229 @@
+"""The glove-mcp command, run as a real subprocess against local servers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import signal
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from glove_mcp._demo import _browse
+from glove_mcp.testing import OAuthTestServer, serve, serve_oauth_server
+from glove_mcp.testing.servers import build_tracker_server
+
+
+def cli_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    env["GLOVE_HOME"] = str(home)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+async def run_cli(
+    *args: str, home: Path, stdin: bytes = b"", limit: float = 60
+) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "glove_mcp.cli",
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(home),
+    )
+    out, err = await asyncio.wait_for(process.communicate(stdin), limit)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+def write_catalogue(path: Path, **urls: str) -> Path:
+    lines = []
+    for server_id, url in urls.items():
+        lines += [
+            "[[servers]]",
+            f'id = "{server_id}"',
+            f'name = "{server_id.title()}"',
+            f'description = "The {server_id} server: issues, tickets and bugs."',
+            f'url = "{url}"',
+            'tags = ["issues"]',
+            "",
+        ]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+async def protected() -> AsyncIterator[OAuthTestServer]:
+    async with serve_oauth_server(build_tracker_server) as server:
+        yield server
+
+
+async def test_demo_runs_offline_and_shows_discovery_and_tools(tmp_path: Path) -> None:
+    status, out, err = await run_cli("demo", home=tmp_path, limit=120)
+    assert status == 0, err
+    assert "OFFLINE" in out
+    assert "AUTHORIZED" in out
+    assert "→ activate" in out and "tracker__list_issues" in out
+    assert "← tracker__create_issue" in out
+    assert "I filed ENG-2" in out
+
+
+async def test_help_everywhere(tmp_path: Path) -> None:
+    for command in ([], ["demo"], ["auth"], ["status"], ["logout"], ["chat"], ["serve"]):
+        status, out, _ = await run_cli(*command, "--help", home=tmp_path)
+        assert status == 0 and "usage: glove-mcp" in out
+
+
+async def test_auth_status_logout_with_a_simulated_browser(
+    tmp_path: Path, protected: OAuthTestServer
+) -> None:
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker=protected.url)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "glove_mcp.cli",
+        "auth",
+        "tracker",
+        "--no-browser",
+        "--port",
+        "0",
+        "--catalogue",
+        str(catalogue),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(tmp_path),
+    )
+    assert process.stderr is not None and process.stdout is not None
+    url = None
+    while url is None:
+        line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
+        assert line, "the login never printed its URL"
+        found = re.search(r"(http://127\.0\.0\.1:\d+/authorize\S+)", line)
+        url = found.group(1) if found else None
+    await _browse(url)  # the user opens the URL; the redirect reaches the CLI's listener
+    out = (await asyncio.wait_for(process.stdout.read(), 60)).decode()
+    assert await process.wait() == 0
+    assert "tracker: AUTHORIZED" in out
+    stored = json.loads((tmp_path / "oauth.json").read_text())
+    assert "tracker" in json.dumps(stored)
+    assert oct((tmp_path / "oauth.json").stat().st_mode & 0o777) == "0o600"
+
+    status, out, _ = await run_cli("status", "--catalogue", str(catalogue), home=tmp_path)
+    assert status == 0 and re.search(r"tracker\s+logged in\s+expires in", out)
+    status, out, _ = await run_cli(
+        "logout", "tracker", "--catalogue", str(catalogue), home=tmp_path
+    )
+    assert status == 0 and "logged out" in out
+    status, out, _ = await run_cli("status", "--catalogue", str(catalogue), home=tmp_path)
+    assert "not logged in" in out and "glove-mcp auth tracker" in out
+
+
+async def test_one_line_errors(tmp_path: Path) -> None:
+    status, _, err = await run_cli("chat", home=tmp_path)
+    assert status == 2
+    assert err.strip() == (
+        "glove-mcp: no model: set ANTHROPIC_API_KEY (or pass --script FILE for an offline "
+        "scripted model)"
+    )
+    status, _, err = await run_cli("auth", "nope", home=tmp_path)
+    assert status == 2 and "no server 'nope' in the catalogue (known: notion, linear)" in err
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[[servers]]\nid = 'x'\n")
+    status, _, err = await run_cli("status", "--catalogue", str(bad), home=tmp_path)
+    assert status == 1 and err.count("\n") == 1 and "server #1" in err
+    status, _, err = await run_cli("serve", home=tmp_path)
+    assert status == 2 and "refusing to start without an API key" in err
+
+
+async def test_chat_through_stdin_with_a_scripted_model_and_resume(tmp_path: Path) -> None:
+    async with serve("tracker") as url:
+        catalogue = write_catalogue(tmp_path / "servers.toml", tracker=url)
+        script = tmp_path / "script.json"
+        script.write_text(
+            json.dumps(
+                [
+                    {"tool_calls": [{"name": "find_capability", "input": {"need": "bug tracker"}}]},
+                    {"tool_calls": [{"name": "activate", "input": {"id": "tracker"}}]},
+                    "Activated.",
+                    {"tool_calls": [{"name": "tracker__list_issues", "input": {}}]},
+                    "One open issue: ENG-1.",
+                ]
+            )
+        )
+        common = [
+            "--catalogue",
+            str(catalogue),
+            "--script",
+            str(script),
+            "--db",
+            str(tmp_path / "chat.db"),
+            "--server-mode",
+        ]
+        status, out, err = await run_cli(
+            "chat", "--session", "s1", *common, home=tmp_path, stdin=b"what is open?\n/quit\n"
+        )
+        assert status == 0, err
+        assert "session s1" in out
+        assert "← tracker__list_issues" in out and "One open issue: ENG-1." in out
+
+        script.write_text(json.dumps(["Still one: ENG-1."]))
+        status, out, err = await run_cli(
+            "chat", "--session", "s1", *common, home=tmp_path, stdin=b"and now?\n"
+        )
+        assert status == 0, err
+        assert "active servers: tracker" in out  # restored from the SQLite adapter
+        assert "Still one: ENG-1." in out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+async def test_ctrl_c_aborts_the_request_and_keeps_the_conversation(tmp_path: Path) -> None:
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"latency": 30, "replies": ["too slow"]}))
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "glove_mcp.cli",
+        "chat",
+        "--session",
+        "c1",
+        "--script",
+        str(script),
+        "--catalogue",
+        str(catalogue),
+        "--db",
+        str(tmp_path / "chat.db"),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=cli_env(tmp_path),
+    )
+    assert process.stdin is not None and process.stdout is not None
+    buffer = b""
+    while b"you> " not in buffer:
+        buffer += await asyncio.wait_for(process.stdout.read(64), 60)
+    process.stdin.write(b"hello\n")
+    await process.stdin.drain()
+    buffer = b""
+    while buffer.count(b"you> ") < 1:  # the prompt returns only after the request ends
+        try:
+            buffer += await asyncio.wait_for(process.stdout.read(64), 0.5)
+        except TimeoutError:
+            process.send_signal(signal.SIGINT)
+    process.stdin.write(b"/quit\n")
+    await process.stdin.drain()
+    rest, _ = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0
+    assert b"(aborted; the conversation is kept)" in buffer + rest
+    from glove_core import SqliteStore
+
+    async with SqliteStore(tmp_path / "chat.db", "c1") as store:
+        assert [m.text for m in await store.get_messages()] == ["hello"]
