@@ -38,7 +38,23 @@ FIXED: dict[str, set[str]] = {
         "InboxItem",
         "tool",
     },
-    "glove_mcp": {"McpCatalogueEntry"},
+    "glove_mcp": {
+        "MCP_NAMESPACE_SEP",
+        "McpAdapter",
+        "McpCatalogueEntry",
+        "McpMount",
+        "McpServerConnection",
+        "MemoryMcpAdapter",
+        "SqliteMcpAdapter",
+        "adapter_auth",
+        "bearer",
+        "bridge_mcp_tool",
+        "connect_mcp",
+        "headers",
+        "include_tool",
+        "json_schema_to_shape",
+        "mount_mcp",
+    },
 }
 
 

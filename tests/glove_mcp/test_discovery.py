@@ -37,26 +37,36 @@ def results(messages: list[Message]) -> list[ToolResultData]:
 async def catalogue() -> AsyncIterator[list[McpCatalogueEntry]]:
     async with serve("notes") as notes_url, serve("tracker") as tracker_url:
         yield [
-            McpCatalogueEntry(id="notes", name="Notes", url=notes_url, tags=["docs", "wiki"],
-                              description="Search, read, create and update pages of notes."),
-            McpCatalogueEntry(id="tracker", name="Tracker", url=tracker_url,
-                              tags=["issues", "tickets"],
-                              description="List, create, update and delete issues in a bug "
-                              "tracker."),
+            McpCatalogueEntry(
+                id="notes",
+                name="Notes",
+                url=notes_url,
+                tags=["docs", "wiki"],
+                description="Search, read, create and update pages of notes.",
+            ),
+            McpCatalogueEntry(
+                id="tracker",
+                name="Tracker",
+                url=tracker_url,
+                tags=["issues", "tickets"],
+                description="List, create, update and delete issues in a bug tracker.",
+            ),
         ]
 
 
 async def test_find_capability_activates_tracker_and_main_agent_uses_it(
     catalogue: list[McpCatalogueEntry],
 ) -> None:
-    model = ScriptedModel([
-        [call(FIND_CAPABILITY, "m1", need="list the open issues in the bug tracker")],
-        [call("list_capabilities", "s1", query="bug tracker issues")],
-        [call("activate", "s2", id="tracker")],
-        "Activated tracker.",
-        [call("tracker__list_issues", "m2")],
-        "There are open issues.",
-    ])
+    model = ScriptedModel(
+        [
+            [call(FIND_CAPABILITY, "m1", need="list the open issues in the bug tracker")],
+            [call("list_capabilities", "s1", query="bug tracker issues")],
+            [call("activate", "s2", id="tracker")],
+            "Activated tracker.",
+            [call("tracker__list_issues", "m2")],
+            "There are open issues.",
+        ]
+    )
     store = MemoryStore()
     adapter = MemoryMcpAdapter("conv")
     glove = Glove(model=model, system_prompt="main", store=store, server_mode=True)
@@ -92,13 +102,15 @@ async def test_interactive_policy_asks_the_user_through_the_display(
     catalogue: list[McpCatalogueEntry],
 ) -> None:
     asked: list[Slot] = []
-    model = ScriptedModel([
-        [call(FIND_CAPABILITY, "m1", need="write things down")],
-        [call("ask_user", "s1", question="Which one?", options=["notes", "tracker"])],
-        lambda request: [call("activate", "s2", id=_chosen(request))],
-        "Activated notes.",
-        "Done.",
-    ])
+    model = ScriptedModel(
+        [
+            [call(FIND_CAPABILITY, "m1", need="write things down")],
+            [call("ask_user", "s1", question="Which one?", options=["notes", "tracker"])],
+            lambda request: [call("activate", "s2", id=_chosen(request))],
+            "Activated notes.",
+            "Done.",
+        ]
+    )
     glove = Glove(model=model, system_prompt="main")
 
     def pick_notes(slots: list[Slot]) -> None:
@@ -125,14 +137,17 @@ def _chosen(request: ModelRequest) -> str:
 
 
 async def test_defer_to_main_activates_nothing(catalogue: list[McpCatalogueEntry]) -> None:
-    model = ScriptedModel([
-        [call(FIND_CAPABILITY, "m1", need="track bugs")],
-        "tracker — Tracker: issues and bugs",
-        "I can use the tracker if you want.",
-    ])
+    model = ScriptedModel(
+        [
+            [call(FIND_CAPABILITY, "m1", need="track bugs")],
+            "tracker — Tracker: issues and bugs",
+            "I can use the tracker if you want.",
+        ]
+    )
     glove = Glove(model=model, system_prompt="main")
-    async with await mount_mcp(glove, adapter=MemoryMcpAdapter("c"), entries=catalogue,
-                               ambiguity_policy="defer-to-main") as mount:
+    async with await mount_mcp(
+        glove, adapter=MemoryMcpAdapter("c"), entries=catalogue, ambiguity_policy="defer-to-main"
+    ) as mount:
         glove.build()
         result = await glove.process_request("can you track bugs?")
         assert mount.loaded == []
@@ -147,18 +162,29 @@ async def test_activation_failures_leave_nothing_mounted(
 ) -> None:
     control = ServerControl(tokens={"valid"})
     async with serve("tracker", control=control) as locked_url:
-        locked = McpCatalogueEntry(id="locked", name="Locked", url=locked_url,
-                                   description="A tracker that needs a login.")
-        down = McpCatalogueEntry(id="down", name="Down", url="http://127.0.0.1:9/mcp",
-                                 description="A server that is not running.")
-        model = ScriptedModel([
-            [call(FIND_CAPABILITY, "m1", need="x")],
-            [call("activate", "s1", id="locked"), call("activate", "s2", id="down"),
-             call("activate", "s3", id="ghost"), call("activate", "s4", id="notes"),
-             call("activate", "s5", id="notes")],
-            "done",
-            "ok",
-        ])
+        locked = McpCatalogueEntry(
+            id="locked", name="Locked", url=locked_url, description="A tracker that needs a login."
+        )
+        down = McpCatalogueEntry(
+            id="down",
+            name="Down",
+            url="http://127.0.0.1:9/mcp",
+            description="A server that is not running.",
+        )
+        model = ScriptedModel(
+            [
+                [call(FIND_CAPABILITY, "m1", need="x")],
+                [
+                    call("activate", "s1", id="locked"),
+                    call("activate", "s2", id="down"),
+                    call("activate", "s3", id="ghost"),
+                    call("activate", "s4", id="notes"),
+                    call("activate", "s5", id="notes"),
+                ],
+                "done",
+                "ok",
+            ]
+        )
         glove = Glove(model=model, system_prompt="main", server_mode=True)
         adapter = MemoryMcpAdapter("c")
         entries = [*catalogue, locked, down]
@@ -184,34 +210,39 @@ async def test_adapter_state_survives_a_restart(
     catalogue: list[McpCatalogueEntry], tmp_path: Path
 ) -> None:
     path = tmp_path / "conv.db"
-    model = ScriptedModel([
-        [call(FIND_CAPABILITY, "m1", need="notes")],
-        [call("activate", "s1", id="notes")],
-        "ok",
-        "done",
-    ])
+    model = ScriptedModel(
+        [
+            [call(FIND_CAPABILITY, "m1", need="notes")],
+            [call("activate", "s1", id="notes")],
+            "ok",
+            "done",
+        ]
+    )
     first = Glove(model=model, system_prompt="main", server_mode=True)
     async with await mount_mcp(first, adapter=SqliteMcpAdapter(path, "conv"), entries=catalogue):
         first.build()
         await first.process_request("go")
 
     second = Glove(model=ScriptedModel([]), system_prompt="main", server_mode=True)
-    async with await mount_mcp(second, adapter=SqliteMcpAdapter(path, "conv"),
-                               entries=catalogue) as mount:
+    async with await mount_mcp(
+        second, adapter=SqliteMcpAdapter(path, "conv"), entries=catalogue
+    ) as mount:
         assert mount.loaded == ["notes"]
         assert "notes__search_pages" in {t.name for t in second.tools}
 
 
 async def test_deactivate_unloads_the_servers_tools(catalogue: list[McpCatalogueEntry]) -> None:
-    model = ScriptedModel([
-        [call(FIND_CAPABILITY, "m1", need="notes")],
-        [call("activate", "s1", id="notes")],
-        "ok",
-        [call(FIND_CAPABILITY, "m2", need="stop using notes")],
-        [call("deactivate", "s2", id="notes")],
-        "ok",
-        "done",
-    ])
+    model = ScriptedModel(
+        [
+            [call(FIND_CAPABILITY, "m1", need="notes")],
+            [call("activate", "s1", id="notes")],
+            "ok",
+            [call(FIND_CAPABILITY, "m2", need="stop using notes")],
+            [call("deactivate", "s2", id="notes")],
+            "ok",
+            "done",
+        ]
+    )
     glove = Glove(model=model, system_prompt="main", server_mode=True)
     adapter = MemoryMcpAdapter("c")
     async with await mount_mcp(glove, adapter=adapter, entries=catalogue) as mount:

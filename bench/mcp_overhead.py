@@ -1,0 +1,252 @@
+"""MCP overhead: what glove_mcp adds on top of the raw ``mcp`` client, measured in one run.
+
+(a) Tool calls: 200 calls of the notes server's ``update_page`` made by a Glove (a
+    ``ScriptedModel`` replies with tool calls; the loop runs the bridged tools, which go through
+    ``McpServerConnection``: auth flow, recovery bookkeeping, result conversion) against 200 raw
+    ``ClientSession.call_tool`` calls on a session opened with the SDK alone
+    (``streamable_http_client`` + ``ClientSession``, no glove code), to the same server, which
+    runs in a child process so its CPU time is not charged to either side. The rounds alternate
+    sides; the figure is the median over rounds. The Glove side also includes the agent loop
+    itself (saving messages, building model requests), i.e. what a user of the agent pays.
+    Target: ratio <= 1.10.
+
+(b) Mount: ``mount_mcp`` with 10 active servers, each adding 200 ms to every new session's
+    first request (``connect_latency``), against ``mount_mcp`` with one such server. The
+    servers run in one child process (so their CPU is not charged to the client); reload is
+    parallel, so the ratio should stay near 1. Target: <= 1.3x. Two context rows: the time
+    of mounting the servers one after another; the same parallel opening done with the SDK
+    alone (``ClientSession`` + ``streamable_http_client``, initialize + tools/list), which is
+    the floor for this ratio on this machine; and the client's CPU time per mount (what each
+    extra server costs this process: SDK session, five HTTP requests, bridging, folding).
+
+Run: ``python bench/mcp_overhead.py [--calls 200] [--rounds 5] [--servers 10]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from glove_core import Glove, ScriptedModel, ToolCall
+from glove_mcp import (
+    McpCatalogueEntry,
+    McpClientPool,
+    MemoryMcpAdapter,
+    bridge_mcp_tool,
+    connect_mcp,
+    mount_mcp,
+)
+from glove_mcp.testing import spawn_server, spawn_servers
+
+_PER_REPLY = 20  # tool calls per model reply on the Glove side
+
+
+async def _glove_round(glove: Glove, model: ScriptedModel, calls: int) -> float:
+    replies: list[Any] = []
+    for start in range(0, calls, _PER_REPLY):
+        batch = [
+            ToolCall(id=f"c{i}", name="notes__update_page", input={"page_id": "p1", "body": "x"})
+            for i in range(start, min(start + _PER_REPLY, calls))
+        ]
+        replies.append(batch)
+    replies.append("done")
+    model.extend(replies)
+    began = time.perf_counter()
+    result = await glove.process_request("update the page")
+    elapsed = time.perf_counter() - began
+    results = [r for m in result.messages for r in (m.tool_results or [])]
+    if len(results) != calls or any(r.result.status != "success" for r in results):
+        raise SystemExit(f"glove side failed: {[r.result for r in results][:3]}")
+    return elapsed
+
+
+async def _raw_round(session: ClientSession, calls: int) -> float:
+    began = time.perf_counter()
+    for _ in range(calls):
+        result = await session.call_tool("update_page", {"page_id": "p1", "body": "x"})
+        if result.is_error:
+            raise SystemExit(f"raw side failed: {result}")
+    return time.perf_counter() - began
+
+
+async def bench_calls(calls: int, rounds: int) -> tuple[float, float]:
+    """Median seconds per round: (glove, raw)."""
+    async with spawn_server("notes") as url, AsyncExitStack() as stack:
+        raw_client = await stack.enter_async_context(httpx2.AsyncClient())
+        read, write = await stack.enter_async_context(
+            streamable_http_client(url, http_client=raw_client)
+        )
+        session = await stack.enter_async_context(ClientSession(read, write))
+        await session.initialize()
+
+        pool = await stack.enter_async_context(McpClientPool())
+        conn = await connect_mcp("notes", url, pool=pool)
+        stack.push_async_callback(conn.close)
+        model = ScriptedModel([])
+        glove = Glove(model=model, system_prompt="bench", server_mode=True)
+        for tool in await conn.list_tools():
+            glove.fold(bridge_mcp_tool(conn, tool, server_mode=True))
+        glove.build()
+
+        await _raw_round(session, 20)  # warm-up both sides
+        await _glove_round(glove, model, 20)
+        glove_times: list[float] = []
+        raw_times: list[float] = []
+        for i in range(rounds):
+            if i % 2:
+                raw_times.append(await _raw_round(session, calls))
+                glove_times.append(await _glove_round(glove, model, calls))
+            else:
+                glove_times.append(await _glove_round(glove, model, calls))
+                raw_times.append(await _raw_round(session, calls))
+        return statistics.median(glove_times), statistics.median(raw_times)
+
+
+async def _mount_once(entries: list[McpCatalogueEntry], cpu: list[float] | None = None) -> float:
+    glove = Glove(model=ScriptedModel(["ok"]), system_prompt="bench", server_mode=True)
+    adapter = MemoryMcpAdapter("bench", active=[e.id for e in entries])
+    began, began_cpu = time.perf_counter(), time.process_time()
+    mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+    elapsed = time.perf_counter() - began
+    if cpu is not None:
+        cpu.append(time.process_time() - began_cpu)
+    if len(mount.loaded) != len(entries):
+        raise SystemExit(f"mount loaded {mount.loaded}, expected {len(entries)} servers")
+    await mount.aclose()
+    return elapsed
+
+
+async def _raw_sessions_once(client: httpx2.AsyncClient, urls: list[str]) -> float:
+    """The SDK alone: open a session to every URL in parallel (initialize + tools/list), each
+    owned by its own task as it must be, then close them all; returns the opening time."""
+    ready = asyncio.Barrier(len(urls) + 1)
+    release = asyncio.Event()
+
+    async def one(url: str) -> None:
+        async with (
+            streamable_http_client(url, http_client=client) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            await session.list_tools()
+            await ready.wait()
+            await release.wait()
+
+    began = time.perf_counter()
+    tasks = [asyncio.create_task(one(url)) for url in urls]
+    await ready.wait()
+    elapsed = time.perf_counter() - began
+    release.set()
+    await asyncio.gather(*tasks)
+    return elapsed
+
+
+@dataclass(frozen=True)
+class MountFigures:
+    """Medians, in seconds."""
+
+    many: float
+    one: float
+    many_cpu: float
+    one_cpu: float
+    raw_many: float
+    raw_one: float
+
+
+async def bench_mount(servers: int, rounds: int, latency: float) -> MountFigures:
+    """Median wall seconds of one mount (many servers, one server), the client's CPU seconds of
+    each, and the same opening done with the SDK alone."""
+    async with spawn_servers("notes", servers, connect_latency=latency) as urls:
+        entries = [
+            McpCatalogueEntry(id=f"s{i}", name=f"S{i}", description="notes", url=url)
+            for i, url in enumerate(urls)
+        ]
+        await _mount_once(entries[:1])  # warm-up
+        many: list[float] = []
+        one: list[float] = []
+        many_cpu: list[float] = []
+        one_cpu: list[float] = []
+        raw_many: list[float] = []
+        raw_one: list[float] = []
+        async with httpx2.AsyncClient() as raw_client:
+            for _ in range(rounds):
+                many.append(await _mount_once(entries, many_cpu))
+                one.append(await _mount_once(entries[:1], one_cpu))
+                raw_many.append(await _raw_sessions_once(raw_client, urls))
+                raw_one.append(await _raw_sessions_once(raw_client, urls[:1]))
+        return MountFigures(
+            statistics.median(many),
+            statistics.median(one),
+            statistics.median(many_cpu),
+            statistics.median(one_cpu),
+            statistics.median(raw_many),
+            statistics.median(raw_one),
+        )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--servers", type=int, default=10)
+    parser.add_argument("--latency", type=float, default=0.2)
+    args = parser.parse_args()
+
+    glove_s, raw_s = asyncio.run(bench_calls(args.calls, args.rounds))
+    mount = asyncio.run(bench_mount(args.servers, args.rounds, args.latency))
+    many_s, one_s, many_cpu, one_cpu = mount.many, mount.one, mount.many_cpu, mount.one_cpu
+    call_ratio = glove_s / raw_s
+    mount_ratio = many_s / one_s
+
+    print(
+        f"mcp overhead: median of {args.rounds} rounds; Python {platform.python_version()}, "
+        f"{os.cpu_count()} CPU(s)"
+    )
+    print(f"{'measurement':<52} {'glove':>10} {'baseline':>10} {'ratio':>8}")
+    print(
+        f"{f'(a) {args.calls} tool calls, total ms':<52} {glove_s * 1e3:>10.1f} "
+        f"{raw_s * 1e3:>10.1f} {call_ratio:>7.2f}x"
+    )
+    print(
+        f"{'    per call, ms':<52} {glove_s * 1e3 / args.calls:>10.2f} "
+        f"{raw_s * 1e3 / args.calls:>10.2f}"
+    )
+    label = f"(b) mount {args.servers} servers vs 1 (+{args.latency * 1e3:.0f} ms), ms"
+    print(f"{label:<52} {many_s * 1e3:>10.1f} {one_s * 1e3:>10.1f} {mount_ratio:>7.2f}x")
+    sequential = args.servers * one_s
+    print(
+        f"{f'    vs {args.servers} one-server mounts in a row, ms':<52} {many_s * 1e3:>10.1f} "
+        f"{sequential * 1e3:>10.1f} {many_s / sequential:>7.2f}x"
+    )
+    raw_label = f"    SDK alone: {args.servers} sessions vs 1, in parallel, ms"
+    print(
+        f"{raw_label:<52} {mount.raw_many * 1e3:>10.1f} {mount.raw_one * 1e3:>10.1f} "
+        f"{mount.raw_many / mount.raw_one:>7.2f}x"
+    )
+    extra = (many_cpu - one_cpu) / max(args.servers - 1, 1)
+    print(
+        f"{f'    client CPU per mount, ms ({args.servers} vs 1)':<52} {many_cpu * 1e3:>10.1f} "
+        f"{one_cpu * 1e3:>10.1f}   (+{extra * 1e3:.1f} ms per extra server)"
+    )
+    ok = call_ratio <= 1.10 and mount_ratio <= 1.3
+    print(
+        f"summary: tool calls {call_ratio:.2f}x raw ClientSession (target <= 1.10), "
+        f"mount {args.servers} servers {mount_ratio:.2f}x one server (target <= 1.3) — "
+        f"{'both targets met' if ok else 'target missed'}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""One MCP session (Streamable HTTP transport + ``ClientSession``) inside its owner task.
+
+anyio requires that the task which entered the transport's task groups also exits them, so
+each session runs in a dedicated task; other tasks use the ``ClientSession`` and ask the owner
+to stop (``shutdown``). A session also counts the 401 and 404 answers its requests got, so the
+connection can tell an expired token or session from other failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+
+from glove_mcp._http import McpClientPool, observe_status
+
+__all__ = ["Session", "forget_when_done", "leaves"]
+
+logger = logging.getLogger(__name__)
+
+_CANCEL_GRACE = 5.0
+
+
+class Session:
+    """One MCP session inside its owner task."""
+
+    def __init__(
+        self,
+        namespace: str,
+        url: str,
+        pool: McpClientPool,
+        auth: httpx2.Auth | None,
+        timeout: httpx2.Timeout,
+        client_info: types.Implementation,
+    ) -> None:
+        self.namespace = namespace
+        self.url = url
+        self.client_info = client_info
+        self.session: ClientSession | None = None
+        self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self.stop = asyncio.Event()
+        self.scope = anyio.CancelScope()
+        self.unauthorized = 0
+        self.not_found = 0
+        http = pool.scoped(observe_status(auth, self._note), timeout)
+        self.task = asyncio.create_task(self._own(http), name=f"mcp-session:{namespace}")
+
+    def _note(self, status: int) -> None:
+        if status == 401:
+            self.unauthorized += 1
+        elif status == 404:
+            self.not_found += 1
+
+    async def _own(self, http: httpx2.AsyncClient) -> None:
+        try:
+            with self.scope:
+                await self._serve(http)
+        except BaseException as exc:
+            if not self.ready.done():
+                self.ready.set_exception(exc)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            logger.debug("MCP session of %r ended", self.namespace, exc_info=True)
+        finally:
+            if not self.ready.done():
+                self.ready.set_exception(ConnectionError("the session ended before initialize"))
+
+    async def _serve(self, http: httpx2.AsyncClient) -> None:
+        async with (
+            streamable_http_client(self.url, http_client=http) as (read, write),
+            ClientSession(read, write, client_info=self.client_info) as session,
+        ):
+            await session.initialize()
+            self.session = session
+            self.ready.set_result(None)
+            await self.stop.wait()
+
+    @property
+    def alive(self) -> bool:
+        return self.session is not None and not self.task.done()
+
+    async def shutdown(self, grace: float) -> None:
+        """Ask the owner task to close the session and wait for it (bounded)."""
+        self.stop.set()
+        if self.task.done():
+            return
+        done: set[asyncio.Task[None]] = set()
+        if grace > 0:
+            done, _ = await asyncio.wait({self.task}, timeout=grace)
+        if not done:
+            # An anyio scope, not task.cancel(): a one-shot CancelledError is caught by the
+            # transport's cleanup, which then waits on the server again (its DELETE); a
+            # cancelled scope keeps cancelling every await inside it.
+            self.scope.cancel()
+            done, _ = await asyncio.wait({self.task}, timeout=_CANCEL_GRACE)
+        if not done:  # pragma: no cover - only if the SDK shields a wait forever
+            logger.warning("MCP session task of %r did not stop; abandoning it", self.namespace)
+            self.task.cancel()
+
+
+def forget_when_done(tasks: set[asyncio.Task[Any]]) -> Callable[[asyncio.Task[Any]], None]:
+    """A done-callback that drops a background task from ``tasks`` and retrieves its result,
+    so an abandoned request never logs "exception was never retrieved"."""
+
+    def done(task: asyncio.Task[Any]) -> None:
+        tasks.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: the caller has already been answered
+
+    return done
+
+
+def leaves(exc: BaseException) -> list[BaseException]:
+    """The exceptions inside (nested) exception groups, or ``[exc]``."""
+    if isinstance(exc, BaseExceptionGroup):
+        found: list[BaseException] = []
+        for inner in exc.exceptions:
+            found.extend(leaves(inner))
+        return found
+    return [exc]

@@ -1,0 +1,467 @@
+"""Connections to MCP servers over Streamable HTTP.
+
+``connect_mcp`` opens one persistent MCP session (``initialize`` once, then reused by every
+call). The session and its transport run inside a dedicated *owner task*: anyio requires that
+the task that opened a transport closes it, so ``close()`` only signals the owner and waits —
+it works from any task, which avoids the "Attempted to exit cancel scope in a different task"
+error other frameworks hit.
+
+HTTP goes through one shared ``httpx2.AsyncClient`` held by an ``McpClientPool`` (pass one pool
+to every connection of a process; ``mount_mcp`` does). Each connection adds its own ``auth``
+per request, so connections share sockets but never credentials.
+
+Recovery contract of ``list_tools`` and ``call_tool``:
+
+- 401: the auth helper asks its source for a fresh token and resends once; still 401 →
+  ``McpAuthExpiredError`` (a bridged tool turns it into the ``auth_expired`` error result).
+- 404 on a live session (the server expired it): re-initialize and retry once.
+- connection refused / reset / timeout: ``McpServerUnavailableError`` / ``McpTimeoutError``
+  naming the server; the broken session is dropped and the next call reconnects.
+
+We use ``ClientSession`` + ``streamable_http_client`` rather than ``mcp.Client``: against a 2.x
+server ``mcp.Client(mode="auto")`` negotiates the stateless protocol (no session to keep), and
+the low-level pair gives us the session, the transport and the HTTP client to own explicitly.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.metadata
+import logging
+from collections.abc import Callable, Collection, Coroutine
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, TypeVar
+
+import httpx2
+import mcp_types as types
+from mcp.client.session import ClientSession
+from mcp.shared.exceptions import MCPError
+
+from glove_mcp._http import McpClientPool
+from glove_mcp._session import Session, forget_when_done, leaves
+from glove_mcp.errors import (
+    GloveMcpError,
+    McpAuthExpiredError,
+    McpProtocolError,
+    McpServerUnavailableError,
+    McpSessionExpiredError,
+    McpStateError,
+    McpTimeoutError,
+)
+
+__all__ = [
+    "ClientInfo",
+    "ConnectionState",
+    "McpClientPool",
+    "McpServerConnection",
+    "ToolFilter",
+    "connect_mcp",
+    "include_tool",
+]
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+
+ToolFilter = Callable[[str, types.Tool], bool]
+"""``filter_tools(namespace, tool) -> bool``: False hides the tool from every consumer."""
+
+_MAX_PAGES = 1000
+
+
+def _package_version() -> str:
+    try:
+        return importlib.metadata.version("glove")
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
+        return "0"
+
+
+@dataclass(frozen=True)
+class ClientInfo:
+    """How this client introduces itself to servers at ``initialize``."""
+
+    name: str = "glove"
+    version: str = ""
+
+    def to_mcp(self) -> types.Implementation:
+        """The SDK's ``Implementation`` model."""
+        return types.Implementation(name=self.name, version=self.version or _package_version())
+
+
+def include_tool(
+    namespace: str,
+    tool: types.Tool,
+    exclude_tools: Collection[str] = (),
+    filter_tools: ToolFilter | None = None,
+) -> bool:
+    """The single gate deciding whether a server tool is offered: not in ``exclude_tools``
+    (exact, un-namespaced names) and accepted by ``filter_tools(namespace, tool)``."""
+    if tool.name in exclude_tools:
+        return False
+    return filter_tools is None or bool(filter_tools(namespace, tool))
+
+
+class ConnectionState(Enum):
+    """Where a connection is in its life."""
+
+    IDLE = "idle"
+    """Not connected yet, or the last session broke; the next call connects."""
+    CONNECTED = "connected"
+    CLOSED = "closed"
+
+
+class McpServerConnection:
+    """A persistent connection to one MCP server. Create it with ``connect_mcp``.
+
+    Attributes:
+        namespace: the server's id; bridged tool names start with it.
+        url: the Streamable HTTP endpoint.
+    """
+
+    def __init__(
+        self,
+        namespace: str,
+        url: str,
+        *,
+        auth: httpx2.Auth | None = None,
+        client_info: ClientInfo | None = None,
+        exclude_tools: Collection[str] = (),
+        filter_tools: ToolFilter | None = None,
+        pool: McpClientPool | None = None,
+        connect_timeout: float = 30.0,
+        call_timeout: float | None = 300.0,
+        close_timeout: float = 5.0,
+    ) -> None:
+        self.namespace = namespace
+        self.url = url
+        self._auth = auth
+        self._client_info = (client_info or ClientInfo()).to_mcp()
+        self.exclude_tools = frozenset(exclude_tools)
+        self.filter_tools = filter_tools
+        self._own_pool = pool is None
+        self._pool = pool if pool is not None else McpClientPool()
+        # No HTTP read limit: the server-to-client SSE stream may stay silent for hours; request
+        # deadlines are enforced per call (call_timeout).
+        self._timeout = httpx2.Timeout(connect_timeout, read=None)
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.close_timeout = close_timeout
+        self._session: Session | None = None
+        self._connecting = asyncio.Lock()
+        self._state = ConnectionState.IDLE
+        self.reconnects = 0
+        """How many times a new session replaced a broken or expired one."""
+        self._sessions_opened = 0
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def state(self) -> ConnectionState:
+        """IDLE, CONNECTED or CLOSED."""
+        if self._state is ConnectionState.CLOSED:
+            return self._state
+        alive = self._session is not None and self._session.alive
+        return ConnectionState.CONNECTED if alive else ConnectionState.IDLE
+
+    @property
+    def raw(self) -> ClientSession:
+        """The SDK's ``ClientSession`` of the current session, for what this class does not
+        wrap. It is replaced when the connection recovers; don't keep it.
+
+        Raises:
+            McpStateError: not connected.
+        """
+        if self._session is None or self._session.session is None or not self._session.alive:
+            raise McpStateError(
+                f"MCP connection {self.namespace!r} has no live session ({self.state.value}); "
+                "await connect() or call a tool first"
+            )
+        return self._session.session
+
+    # -- session lifecycle -------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the session now (``connect_mcp`` does; later calls reconnect by themselves).
+
+        Raises:
+            McpServerUnavailableError, McpTimeoutError, McpAuthExpiredError, McpProtocolError.
+            McpStateError: the connection is closed.
+        """
+        await self._ensure()
+
+    async def _ensure(self) -> Session:
+        self._check_open()
+        current = self._session
+        if current is not None and current.alive:
+            return current
+        async with self._connecting:
+            self._check_open()
+            current = self._session
+            if current is not None and current.alive:
+                return current
+            if current is not None:
+                self._session = None
+                await current.shutdown(self.close_timeout)
+            if self._sessions_opened:
+                self.reconnects += 1
+            self._sessions_opened += 1
+            fresh = Session(
+                self.namespace, self.url, self._pool, self._auth, self._timeout, self._client_info
+            )
+            self._session = fresh
+            try:
+                await asyncio.wait_for(asyncio.shield(fresh.ready), self.connect_timeout)
+            except BaseException as exc:
+                self._session = None
+                await fresh.shutdown(self.close_timeout)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise self._translate(exc, fresh, "initialize") from exc
+            return fresh
+
+    async def _drop(self, session: Session) -> None:
+        """Forget a broken session. No graceful close: telling a server that is down, stalled
+        or has forgotten the session to terminate it would only wait."""
+        if self._session is session:
+            self._session = None
+        await session.shutdown(0)
+
+    def _check_open(self) -> None:
+        if self._state is ConnectionState.CLOSED:
+            raise McpStateError(
+                f"MCP connection {self.namespace!r} is closed; open a new one with connect_mcp"
+            )
+
+    async def close(self) -> None:
+        """Close the session from any task (idempotent)."""
+        if self._state is ConnectionState.CLOSED:
+            return
+        self._state = ConnectionState.CLOSED
+        session, self._session = self._session, None
+        try:
+            if session is not None:
+                await session.shutdown(self.close_timeout)
+        finally:
+            if self._own_pool:
+                await self._pool.aclose()
+
+    async def __aenter__(self) -> McpServerConnection:
+        await self._ensure()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- requests ----------------------------------------------------------------------------
+
+    def _auth_expired(self) -> McpAuthExpiredError:
+        failure = getattr(self._auth, "last_error", None)
+        detail = f"{type(failure).__name__}: {failure}" if failure is not None else None
+        return McpAuthExpiredError(self.namespace, self.url, detail)
+
+    def _translate(self, exc: BaseException, session: Session, what: str) -> GloveMcpError:
+        """Map what the SDK raised to one of our errors."""
+        if isinstance(exc, GloveMcpError):
+            return exc
+        if session.unauthorized:
+            return self._auth_expired()
+        found = leaves(exc)
+        for leaf in found:
+            if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
+                return McpTimeoutError(self.namespace, self.url, what, self.connect_timeout)
+        for leaf in found:
+            if isinstance(leaf, httpx2.TransportError | OSError):
+                return McpServerUnavailableError(self.namespace, self.url, type(leaf).__name__)
+        for leaf in found:
+            if isinstance(leaf, MCPError):
+                if leaf.error.code == types.CONNECTION_CLOSED:
+                    return McpServerUnavailableError(self.namespace, self.url, "connection closed")
+                return McpProtocolError(self.namespace, what, leaf.error.code, leaf.error.message)
+        return McpServerUnavailableError(self.namespace, self.url, f"{type(exc).__name__}: {exc}")
+
+    async def _timed(
+        self, session: Session, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
+    ) -> _T:
+        """Run ``op`` in its own task under ``call_timeout``.
+
+        Not the SDK's timeout, nor a cancel of the caller: either makes the SDK send a courtesy
+        ``notifications/cancelled`` and wait (shielded, up to 5 s) for a server that is stalled.
+        On our timeout the session is torn down first, so that send fails at once.
+        """
+        assert session.session is not None
+        task = asyncio.create_task(op(session.session))
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.call_timeout)
+        except BaseException:
+            # Our caller was cancelled; let the request's own cleanup finish in the background.
+            task.cancel()
+            self._background.add(task)
+            task.add_done_callback(forget_when_done(self._background))
+            raise
+        if not done:
+            await self._drop(session)
+            task.cancel()
+            self._background.add(task)
+            task.add_done_callback(forget_when_done(self._background))
+            raise TimeoutError
+        return task.result()
+
+    async def _request(
+        self, what: str, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
+    ) -> _T:
+        for attempt in (1, 2):
+            session = await self._ensure()
+            assert session.session is not None
+            before_401, before_404 = session.unauthorized, session.not_found
+            try:
+                return await self._timed(session, op)
+            except TimeoutError as exc:
+                await self._drop(session)
+                raise McpTimeoutError(self.namespace, self.url, what, self.call_timeout) from exc
+            except MCPError as exc:
+                if session.unauthorized > before_401:
+                    raise self._auth_expired() from exc
+                code = exc.error.code
+                expired = session.not_found > before_404 or (
+                    code == types.INVALID_REQUEST and exc.error.message == "Session terminated"
+                )
+                if expired:
+                    await self._drop(session)
+                    if attempt == 1:
+                        logger.info(
+                            "MCP server %r expired the session; re-initializing", self.namespace
+                        )
+                        continue
+                    raise McpSessionExpiredError(self.namespace, self.url) from exc
+                if code == types.REQUEST_TIMEOUT:
+                    await self._drop(session)
+                    raise McpTimeoutError(
+                        self.namespace, self.url, what, self.call_timeout
+                    ) from exc
+                if code == types.CONNECTION_CLOSED or not session.alive:
+                    await self._drop(session)
+                    self._check_open()
+                    raise McpServerUnavailableError(
+                        self.namespace, self.url, "connection closed"
+                    ) from exc
+                raise McpProtocolError(self.namespace, what, code, exc.error.message) from exc
+            except (httpx2.TransportError, OSError) as exc:
+                await self._drop(session)
+                raise McpServerUnavailableError(
+                    self.namespace, self.url, type(exc).__name__
+                ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def list_tools(self) -> list[types.Tool]:
+        """Every tool the server offers, following pagination, minus those ``include_tool``
+        rejects (``exclude_tools`` and ``filter_tools``).
+
+        Raises:
+            McpConnectionError, McpAuthExpiredError, McpProtocolError, McpStateError.
+        """
+        tools: list[types.Tool] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+            async def page(
+                s: ClientSession, p: types.PaginatedRequestParams | None = params
+            ) -> types.ListToolsResult:
+                return await s.list_tools(params=p)
+
+            result = await self._request("tools/list", page)
+            tools.extend(result.tools)
+            cursor = result.next_cursor
+            if not cursor:
+                break
+            if cursor in seen:
+                raise McpProtocolError(
+                    self.namespace,
+                    "tools/list",
+                    types.INVALID_REQUEST,
+                    f"the server repeated the pagination cursor {cursor!r}",
+                )
+            seen.add(cursor)
+        return [
+            t
+            for t in tools
+            if include_tool(self.namespace, t, self.exclude_tools, self.filter_tools)
+        ]
+
+    async def call_tool(
+        self, name: str, args: dict[str, Any] | None = None
+    ) -> types.CallToolResult:
+        """Call the server tool ``name`` (its real, un-namespaced name).
+
+        A tool that failed on the server comes back with ``is_error=True``; this raises only
+        for failures of the connection itself.
+
+        Raises:
+            McpAuthExpiredError: 401 even with a fresh token.
+            McpConnectionError: the server is unreachable or too slow (the next call
+                reconnects), or dropped the session twice.
+            McpProtocolError: the server answered with a JSON-RPC error.
+            McpStateError: the connection is closed.
+        """
+
+        async def call(s: ClientSession) -> types.CallToolResult:
+            return await s.call_tool(name, arguments=args)
+
+        return await self._request(f"tools/call {name!r}", call)
+
+    def __repr__(self) -> str:
+        return f"<McpServerConnection {self.namespace!r} {self.url} {self.state.value}>"
+
+
+async def connect_mcp(
+    namespace: str,
+    url: str,
+    auth: httpx2.Auth | None = None,
+    client_info: ClientInfo | None = None,
+    exclude_tools: Collection[str] = (),
+    filter_tools: ToolFilter | None = None,
+    *,
+    pool: McpClientPool | None = None,
+    connect_timeout: float = 30.0,
+    call_timeout: float | None = 300.0,
+) -> McpServerConnection:
+    """Open a persistent session to an MCP server over Streamable HTTP.
+
+    Args:
+        namespace: the server's id (the catalogue id); bridged tools are named
+            ``namespace__tool``.
+        url: the Streamable HTTP endpoint.
+        auth: credentials resolved per request: ``bearer(...)``, ``headers(...)``,
+            ``adapter_auth(...)`` or any ``httpx2.Auth`` (e.g. an OAuth provider).
+        client_info: how the client introduces itself.
+        exclude_tools: server tool names (un-namespaced) never listed.
+        filter_tools: ``(namespace, tool) -> bool``; False hides a tool.
+        pool: the shared HTTP client holder; without one the connection makes its own and
+            closes it on ``close()``.
+        connect_timeout: seconds for connecting and ``initialize``.
+        call_timeout: seconds a tool call may take (None: no limit).
+
+    Returns:
+        The connected ``McpServerConnection``; close it with ``close()`` or ``async with``.
+
+    Raises:
+        McpServerUnavailableError, McpTimeoutError, McpAuthExpiredError, McpProtocolError.
+    """
+    conn = McpServerConnection(
+        namespace,
+        url,
+        auth=auth,
+        client_info=client_info,
+        exclude_tools=exclude_tools,
+        filter_tools=filter_tools,
+        pool=pool,
+        connect_timeout=connect_timeout,
+        call_timeout=call_timeout,
+    )
+    try:
+        await conn.connect()
+    except BaseException:
+        await conn.close()
+        raise
+    return conn

@@ -1,0 +1,341 @@
+"""Exceptions raised by glove_mcp.
+
+A failure the *model* can act on (a tool call the server rejected, a server that is down) never
+raises out of a bridged tool: it becomes a tool result with ``status="error"``. What is raised
+here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMount``::
+
+    GloveMcpError
+    ├── McpConnectionError          the server could not be reached or the link broke: retry later
+    │   ├── McpServerUnavailableError   connection refused, reset or dropped
+    │   ├── McpTimeoutError             no answer in time; the next call reconnects
+    │   └── McpSessionExpiredError      the server forgot the session twice in a row
+    ├── McpAuthExpiredError          the server refused the credentials, even fresh ones: log in
+    │                                again or refresh the token in your store
+    ├── McpProtocolError             the server answered with a JSON-RPC error
+    ├── McpStateError                a connection or mount used after close (fix your code)
+    ├── McpActivationError           a server could not be activated; nothing was left loaded
+    │   └── McpUnknownServerError    the id is not in the catalogue
+    └── OAuthError                   OAuth login, token refresh or token storage failed
+        ├── OAuthLoginRequiredError  no usable tokens: run the login command again
+        │   └── OAuthRefreshRejectedError  the server refused the refresh token
+        ├── OAuthRefreshError        refresh failed for a passing reason (network, 5xx): retry
+        ├── OAuthFlowError           the interactive login did not complete
+        │   ├── OAuthAuthorizationDeniedError  consent refused (the callback had error=)
+        │   ├── OAuthStateMismatchError  the callback's state is not the one we sent
+        │   └── OAuthCallbackTimeoutError  no callback arrived in time
+        ├── OAuthVerifyError         logged in, but the verify call against the server failed
+        └── OAuthStoreError          an OAuth store could not be read or written
+            ├── OAuthStoreCorruptError   the stored data is damaged: fix or delete it
+            ├── OAuthStoreVersionError   written by a newer version: upgrade glove
+            └── OAuthKeyringUnavailableError  no OS keyring backend: use FsOAuthStore
+
+Messages name the server, the state and the fix; they never contain tokens or headers.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "GloveMcpError",
+    "McpActivationError",
+    "McpAuthExpiredError",
+    "McpConnectionError",
+    "McpProtocolError",
+    "McpServerUnavailableError",
+    "McpSessionExpiredError",
+    "McpStateError",
+    "McpTimeoutError",
+    "McpUnknownServerError",
+    "OAuthAuthorizationDeniedError",
+    "OAuthCallbackTimeoutError",
+    "OAuthError",
+    "OAuthFlowError",
+    "OAuthKeyringUnavailableError",
+    "OAuthLoginRequiredError",
+    "OAuthRefreshError",
+    "OAuthRefreshRejectedError",
+    "OAuthStateMismatchError",
+    "OAuthStoreCorruptError",
+    "OAuthStoreError",
+    "OAuthStoreVersionError",
+    "OAuthVerifyError",
+]
+
+
+class GloveMcpError(Exception):
+    """Base class of every exception glove_mcp raises on purpose."""
+
+
+class McpConnectionError(GloveMcpError):
+    """The server could not be reached, or the connection broke.
+
+    Attributes:
+        server: the server's namespace (catalogue id).
+        url: the server's endpoint.
+    """
+
+    def __init__(self, server: str, url: str, message: str) -> None:
+        self.server = server
+        self.url = url
+        super().__init__(message)
+
+
+class McpServerUnavailableError(McpConnectionError):
+    """Connection refused, reset or closed by the server."""
+
+    def __init__(self, server: str, url: str, reason: str) -> None:
+        self.reason = reason
+        super().__init__(
+            server,
+            url,
+            f"MCP server {server!r} at {url} is unreachable ({reason}). Check that it is "
+            "running; the next call reconnects.",
+        )
+
+
+class McpTimeoutError(McpConnectionError):
+    """The server did not answer in time."""
+
+    def __init__(self, server: str, url: str, what: str, seconds: float | None) -> None:
+        self.what = what
+        self.seconds = seconds
+        limit = f" within {seconds:g} s" if seconds is not None else ""
+        super().__init__(
+            server,
+            url,
+            f"MCP server {server!r} at {url} did not answer {what}{limit}. The next call "
+            "reconnects; raise the timeout if the tool is slow.",
+        )
+
+
+class McpSessionExpiredError(McpConnectionError):
+    """The server forgot the session (404) again right after a re-initialize."""
+
+    def __init__(self, server: str, url: str) -> None:
+        super().__init__(
+            server,
+            url,
+            f"MCP server {server!r} at {url} expired the session again right after it was "
+            "re-initialized; the server is dropping sessions. The next call starts a new one.",
+        )
+
+
+class McpAuthExpiredError(GloveMcpError):
+    """The server answered 401 to the credentials, and again to a freshly resolved token.
+
+    Attributes:
+        server: the server's namespace (catalogue id).
+        url: the server's endpoint.
+    """
+
+    def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
+        self.server = server
+        self.url = url
+        self.source_error = source_error
+        why = f" The auth source failed: {source_error}." if source_error else ""
+        super().__init__(
+            f"MCP server {server!r} at {url} rejected the credentials (401), also after asking "
+            f"the auth source for a fresh token.{why} Refresh or re-issue the token (e.g. log "
+            "in again with run_mcp_oauth) and store it where get_access_token reads it; the "
+            "next call picks it up."
+        )
+
+
+class McpProtocolError(GloveMcpError):
+    """The server answered a request with a JSON-RPC error.
+
+    Attributes:
+        server: the server's namespace.
+        code: the JSON-RPC error code.
+    """
+
+    def __init__(self, server: str, what: str, code: int, detail: str) -> None:
+        self.server = server
+        self.code = code
+        self.detail = detail
+        super().__init__(f"MCP server {server!r} answered {what} with error {code}: {detail}")
+
+
+class McpStateError(GloveMcpError):
+    """A connection or mount was used in a state that forbids it (e.g. after close)."""
+
+
+class McpActivationError(GloveMcpError):
+    """A server could not be activated; its connection was closed and no tool stayed folded.
+
+    Attributes:
+        server: the catalogue id.
+    """
+
+    def __init__(self, server: str, reason: str) -> None:
+        self.server = server
+        self.reason = reason
+        super().__init__(f"MCP server {server!r} could not be activated: {reason}")
+
+
+class McpUnknownServerError(McpActivationError):
+    """The id is not in the mount's catalogue."""
+
+    def __init__(self, server: str, known: list[str]) -> None:
+        names = ", ".join(repr(k) for k in sorted(known)) or "none"
+        super().__init__(
+            server, f"it is not in the catalogue (known ids: {names}); add an McpCatalogueEntry"
+        )
+
+
+# OAuth (issue 8).
+
+
+class OAuthError(GloveMcpError):
+    """Base class of the OAuth helpers' errors (``glove_mcp.oauth``)."""
+
+
+class OAuthLoginRequiredError(OAuthError):
+    """There are no usable tokens for a key: a person must log in again.
+
+    Attributes:
+        key: the store key (usually the catalogue entry id).
+        login_command: what to run to log in again.
+        reason: why the stored tokens cannot be used.
+    """
+
+    def __init__(self, key: str, login_command: str, reason: str) -> None:
+        self.key = key
+        self.login_command = login_command
+        self.reason = reason
+        super().__init__(
+            f"OAuth login required for {key!r}: {reason}. Log in again with: {login_command}"
+        )
+
+
+class OAuthRefreshRejectedError(OAuthLoginRequiredError):
+    """The authorization server rejected the refresh token (revoked, expired or rotated away).
+
+    Attributes:
+        error: the OAuth error code the server answered (e.g. ``invalid_grant``).
+    """
+
+    def __init__(self, key: str, login_command: str, error: str, description: str | None) -> None:
+        self.error = error
+        detail = f"{error}: {description}" if description else error
+        super().__init__(
+            key, login_command, f"the authorization server rejected the refresh token ({detail})"
+        )
+
+
+class OAuthRefreshError(OAuthError):
+    """A token refresh failed for a reason that may pass (network error, server error).
+
+    The stored tokens are left untouched; retry later.
+    """
+
+
+class OAuthFlowError(OAuthError):
+    """The interactive login (authorize, callback, code exchange) did not complete."""
+
+
+class OAuthAuthorizationDeniedError(OAuthFlowError):
+    """The authorization server redirected back with ``error=`` (usually ``access_denied``).
+
+    Attributes:
+        error: the OAuth error code from the callback.
+        description: the server's ``error_description``, if any.
+    """
+
+    def __init__(self, error: str, description: str | None) -> None:
+        self.error = error
+        self.description = description
+        detail = f" ({description})" if description else ""
+        super().__init__(
+            f"authorization was not granted: {error}{detail}. Approve the request in the "
+            "browser when you run the login again, or check the account's permissions."
+        )
+
+
+class OAuthStateMismatchError(OAuthFlowError):
+    """The callback carried a ``state`` other than the one this login sent (possible CSRF)."""
+
+    def __init__(self) -> None:
+        super().__init__(
+            "the OAuth callback's state parameter does not match this login's state, so it was "
+            "rejected (it may come from another login attempt or a forged link). Run the login "
+            "again and finish it in the browser tab it opens."
+        )
+
+
+class OAuthCallbackTimeoutError(OAuthFlowError):
+    """No authorization callback arrived before the timeout.
+
+    Attributes:
+        redirect_url: where the callback was expected.
+        timeout: the timeout in seconds.
+    """
+
+    def __init__(self, redirect_url: str, timeout: float) -> None:
+        self.redirect_url = redirect_url
+        self.timeout = timeout
+        super().__init__(
+            f"no OAuth callback reached {redirect_url} within {timeout:g} s. Run the login "
+            "again and approve it in the browser; on a machine without a browser use "
+            "open_browser=False and paste the redirected URL (or the code) when asked."
+        )
+
+
+class OAuthVerifyError(OAuthError):
+    """Tokens were obtained but the verify call against the MCP server failed."""
+
+
+class OAuthStoreError(OAuthError):
+    """An OAuth store could not be read or written."""
+
+
+class OAuthStoreCorruptError(OAuthStoreError):
+    """The stored OAuth data is damaged; it is never overwritten automatically.
+
+    Attributes:
+        where: the file path or keyring entry.
+        reason: what is wrong with it.
+    """
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where = where
+        self.reason = reason
+        super().__init__(
+            f"OAuth store {where} is corrupt ({reason}); it was left untouched. Fix it or "
+            "delete it and log in again."
+        )
+
+
+class OAuthStoreVersionError(OAuthStoreError):
+    """The stored OAuth data was written in a newer format than this version understands.
+
+    Attributes:
+        where: the file path or keyring entry.
+        found: the format version found.
+        supported: the newest format version this version reads.
+    """
+
+    def __init__(self, where: str, found: int, supported: int) -> None:
+        self.where = where
+        self.found = found
+        self.supported = supported
+        super().__init__(
+            f"OAuth store {where} has format version {found}, but this version of glove reads "
+            f"up to {supported}; upgrade glove (the store was left untouched)."
+        )
+
+
+class OAuthKeyringUnavailableError(OAuthStoreError):
+    """No OS keyring backend is available.
+
+    Attributes:
+        service: the keyring service name.
+        detail: the keyring error's class name.
+    """
+
+    def __init__(self, service: str, detail: str) -> None:
+        self.service = service
+        self.detail = detail
+        super().__init__(
+            f"no OS keyring is available for service {service!r} ({detail}); on a headless "
+            "box use FsOAuthStore(path) instead of KeyringOAuthStore"
+        )

@@ -1,0 +1,415 @@
+"""mount_mcp: the servers of a conversation become tools of a Glove.
+
+``mount_mcp`` reloads every server the adapter reports active, in parallel, and folds their
+bridged tools. It fails open: a server that cannot be reached is logged and reported to the
+Glove's subscribers (``mcp_server_failed``), and the others still mount. ``McpMount.activate``
+and ``deactivate`` add or remove one server while the agent runs, all or nothing: a failed
+activation leaves no tool folded and no connection open, and ``deactivate`` really unloads (the
+server's tools are unfolded and its connection closed).
+
+``mount_mcp`` also folds the discovery tool (``find_capability``, ``glove_mcp.discovery``), which
+activates servers through ``McpMount.activate``; ``ambiguity_policy``, ``subagent_model`` and
+``subagent_system_prompt`` are kept on the mount for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import Enum
+from typing import Literal
+
+from glove_core import Glove, ModelAdapter, Tool
+from glove_core.subscribers import SubscriberSet
+from glove_mcp.adapter import McpAdapter
+from glove_mcp.auth import adapter_auth
+from glove_mcp.bridge import bridge_mcp_tool
+from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
+from glove_mcp.errors import (
+    GloveMcpError,
+    McpActivationError,
+    McpStateError,
+    McpUnknownServerError,
+)
+
+__all__ = [
+    "AmbiguityPolicy",
+    "McpMount",
+    "McpServerActivated",
+    "McpServerDeactivated",
+    "McpServerFailed",
+    "MountState",
+    "WrapTool",
+    "mount_mcp",
+]
+
+logger = logging.getLogger(__name__)
+
+AmbiguityPolicy = Literal["interactive", "auto-pick-best", "defer-to-main"]
+"""How discovery picks among several matching servers."""
+
+WrapTool = Callable[[Tool, McpCatalogueEntry], Tool]
+"""``wrap_tool(tool, entry) -> Tool``: adjust each bridged tool before it is folded."""
+
+
+@dataclass(frozen=True)
+class McpServerFailed:
+    """Subscriber event ``mcp_server_failed``: a server could not be loaded.
+
+    Attributes:
+        server: the catalogue id.
+        phase: ``"reload"`` (at mount) or ``"activate"``.
+        error: the error message (never contains credentials).
+    """
+
+    server: str
+    phase: Literal["reload", "activate"]
+    error: str
+
+
+@dataclass(frozen=True)
+class McpServerActivated:
+    """Subscriber event ``mcp_server_activated``: a server's tools were folded."""
+
+    server: str
+    tools: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class McpServerDeactivated:
+    """Subscriber event ``mcp_server_deactivated``: a server's tools were unfolded."""
+
+    server: str
+    tools: tuple[str, ...]
+
+
+class MountState(Enum):
+    """Where a mount is in its life."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+@dataclass
+class _Loaded:
+    connection: McpServerConnection
+    tools: dict[str, str]  # bridged name -> server's real name
+
+
+class McpMount:
+    """The MCP servers mounted on one Glove. Create it with ``mount_mcp``.
+
+    Closing it (``aclose()`` or ``async with``) closes every connection and the shared HTTP
+    client it created; the folded tools stay but fail with an error result.
+
+    Attributes:
+        glove: the agent the tools are folded into.
+        adapter: the conversation's adapter.
+        entries: the catalogue, by id.
+        ambiguity_policy, subagent_model, subagent_system_prompt: settings of the discovery
+            subagent.
+    """
+
+    def __init__(
+        self,
+        glove: Glove,
+        adapter: McpAdapter,
+        entries: Sequence[McpCatalogueEntry],
+        *,
+        ambiguity_policy: AmbiguityPolicy | None = None,
+        subagent_model: ModelAdapter | None = None,
+        subagent_system_prompt: str | None = None,
+        client_info: ClientInfo | None = None,
+        filter_tools: ToolFilter | None = None,
+        wrap_tool: WrapTool | None = None,
+        pool: McpClientPool | None = None,
+    ) -> None:
+        self.glove = glove
+        self.adapter = adapter
+        self.entries = {entry.id: entry for entry in entries}
+        if len(self.entries) != len(entries):
+            dupes = sorted({e.id for e in entries if sum(x.id == e.id for x in entries) > 1})
+            raise ValueError(f"catalogue ids must be unique; repeated: {', '.join(dupes)}")
+        self.ambiguity_policy: AmbiguityPolicy = ambiguity_policy or (
+            "auto-pick-best" if glove.server_mode else "interactive"
+        )
+        self.subagent_model = subagent_model
+        self.subagent_system_prompt = subagent_system_prompt
+        self.client_info = client_info
+        self.filter_tools = filter_tools
+        self.wrap_tool = wrap_tool
+        self._own_pool = pool is None
+        self.pool = pool if pool is not None else McpClientPool()
+        self._loaded: dict[str, _Loaded] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._state = MountState.OPEN
+
+    @property
+    def state(self) -> MountState:
+        """OPEN or CLOSED."""
+        return self._state
+
+    @property
+    def loaded(self) -> list[str]:
+        """Ids whose tools are folded right now."""
+        return list(self._loaded)
+
+    def tool_names(self, id: str) -> dict[str, str]:
+        """The folded tools of server ``id``: bridged name → the server's real tool name."""
+        loaded = self._loaded.get(id)
+        return dict(loaded.tools) if loaded else {}
+
+    def connection(self, id: str) -> McpServerConnection | None:
+        """The open connection of server ``id``, if it is loaded."""
+        loaded = self._loaded.get(id)
+        return loaded.connection if loaded else None
+
+    def _check_open(self) -> None:
+        if self._state is MountState.CLOSED:
+            raise McpStateError("this McpMount is closed; mount again with mount_mcp")
+
+    def _lock(self, id: str) -> asyncio.Lock:
+        return self._locks.setdefault(id, asyncio.Lock())
+
+    async def _emit(self, event: str, payload: object) -> None:
+        await SubscriberSet(list(self.glove.subscribers)).emit(event, payload)
+
+    # -- loading ------------------------------------------------------------------------------
+
+    async def _load(self, entry: McpCatalogueEntry) -> _Loaded:
+        """Connect, list, bridge and fold one server; on any failure nothing stays."""
+        conn = McpServerConnection(
+            entry.id,
+            entry.url,
+            auth=adapter_auth(self.adapter, entry.id),
+            client_info=self.client_info,
+            exclude_tools=entry.exclude_tools,
+            filter_tools=self.filter_tools,
+            pool=self.pool,
+        )
+        folded: list[str] = []
+        try:
+            await conn.connect()
+            listed = await conn.list_tools()
+            bridged: list[tuple[Tool, str]] = []
+            for mcp_tool in listed:
+                tool = bridge_mcp_tool(conn, mcp_tool, self.glove.server_mode)
+                if self.wrap_tool is not None:
+                    tool = self.wrap_tool(tool, entry)
+                bridged.append((tool, mcp_tool.name))
+            names = [t.name for t, _ in bridged]
+            if len(set(names)) != len(names):
+                dupes = sorted({n for n in names if names.count(n) > 1})
+                raise McpActivationError(
+                    entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
+                )
+            self._check_open()
+            for tool, _ in bridged:
+                self.glove.fold(tool)
+                folded.append(tool.name)
+            return _Loaded(conn, {t.name: real for t, real in bridged})
+        except BaseException:
+            for name in folded:
+                self.glove.unfold(name)
+            await conn.close()
+            raise
+
+    async def _reload_one(self, id: str) -> None:
+        entry = self.entries[id]
+        async with self._lock(id):
+            if id in self._loaded:
+                return
+            try:
+                self._loaded[id] = await self._load(entry)
+            except Exception as exc:
+                logger.warning(
+                    "MCP server %r failed to reload for %r; continuing without it: %s",
+                    id,
+                    self.adapter.identifier,
+                    exc,
+                )
+                await self._emit("mcp_server_failed", McpServerFailed(id, "reload", str(exc)))
+                return
+        await self._emit(
+            "mcp_server_activated", McpServerActivated(id, tuple(self._loaded[id].tools))
+        )
+
+    async def reload(self) -> list[str]:
+        """Load every active server of the adapter that is in the catalogue, in parallel,
+        failing open per server. ``mount_mcp`` calls it.
+
+        Returns:
+            The ids loaded after the reload.
+        """
+        self._check_open()
+        active = await self.adapter.get_active()
+        unknown = [i for i in active if i not in self.entries]
+        if unknown:
+            logger.info(
+                "ignoring active MCP ids not in the catalogue for %r: %s",
+                self.adapter.identifier,
+                ", ".join(unknown),
+            )
+        wanted = [i for i in dict.fromkeys(active) if i in self.entries]
+        try:
+            async with asyncio.TaskGroup() as group:
+                for id in wanted:
+                    group.create_task(self._reload_one(id))
+        except BaseException:
+            # Cancelled (or a bug): leave nothing half-open behind.
+            await self.aclose()
+            raise
+        return self.loaded
+
+    async def activate(self, id: str) -> list[str]:
+        """Load server ``id`` now and mark it active in the adapter, all or nothing.
+
+        Returns:
+            The bridged tool names now folded for it (unchanged if it was already loaded).
+
+        Raises:
+            McpUnknownServerError: ``id`` is not in the catalogue.
+            McpActivationError: connecting, listing, folding or the adapter failed; nothing
+                stayed folded and the connection is closed. ``__cause__`` holds the reason.
+            McpStateError: the mount is closed.
+        """
+        self._check_open()
+        entry = self.entries.get(id)
+        if entry is None:
+            raise McpUnknownServerError(id, list(self.entries))
+        async with self._lock(id):
+            if id in self._loaded:
+                return list(self._loaded[id].tools)
+            try:
+                loaded = await self._load(entry)
+            except Exception as exc:
+                await self._emit("mcp_server_failed", McpServerFailed(id, "activate", str(exc)))
+                if isinstance(exc, McpActivationError):
+                    raise
+                raise McpActivationError(id, str(exc)) from exc
+            try:
+                await self.adapter.activate(id)
+            except BaseException as exc:
+                for name in loaded.tools:
+                    self.glove.unfold(name)
+                await loaded.connection.close()
+                if not isinstance(exc, Exception):
+                    raise
+                raise McpActivationError(id, f"the adapter failed to record it: {exc}") from exc
+            self._loaded[id] = loaded
+        await self._emit("mcp_server_activated", McpServerActivated(id, tuple(loaded.tools)))
+        return list(loaded.tools)
+
+    async def deactivate(self, id: str) -> list[str]:
+        """Unload server ``id``: unfold its tools, close its connection, and mark it inactive
+        in the adapter. Idempotent.
+
+        Returns:
+            The bridged tool names that were unfolded.
+        """
+        self._check_open()
+        async with self._lock(id):
+            loaded = self._loaded.pop(id, None)
+            removed: list[str] = []
+            if loaded is not None:
+                for name in loaded.tools:
+                    try:
+                        self.glove.unfold(name)
+                        removed.append(name)
+                    except KeyError:
+                        pass  # the application unfolded it already
+                await loaded.connection.close()
+            await self.adapter.deactivate(id)
+        await self._emit("mcp_server_deactivated", McpServerDeactivated(id, tuple(removed)))
+        return removed
+
+    # -- closing ------------------------------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close every connection (in parallel) and the HTTP client the mount created.
+        Idempotent; the folded tools stay and report the closed connection if called."""
+        if self._state is MountState.CLOSED:
+            return
+        self._state = MountState.CLOSED
+        loaded, self._loaded = list(self._loaded.values()), {}
+        try:
+            results = await asyncio.gather(
+                *(item.connection.close() for item in loaded), return_exceptions=True
+            )
+            for result in results:
+                if isinstance(result, BaseException) and not isinstance(result, GloveMcpError):
+                    logger.warning("closing an MCP connection failed", exc_info=result)
+        finally:
+            if self._own_pool:
+                await self.pool.aclose()
+
+    async def __aenter__(self) -> McpMount:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __repr__(self) -> str:
+        return (
+            f"<McpMount {self.adapter.identifier!r} loaded={self.loaded} state={self._state.value}>"
+        )
+
+
+async def mount_mcp(
+    glove: Glove,
+    adapter: McpAdapter,
+    entries: Sequence[McpCatalogueEntry],
+    ambiguity_policy: AmbiguityPolicy | None = None,
+    subagent_model: ModelAdapter | None = None,
+    subagent_system_prompt: str | None = None,
+    client_info: ClientInfo | None = None,
+    filter_tools: ToolFilter | None = None,
+    wrap_tool: WrapTool | None = None,
+    *,
+    pool: McpClientPool | None = None,
+) -> McpMount:
+    """Mount a conversation's MCP servers on ``glove``: reload the active ones in parallel and
+    fold their bridged tools. Call it before or after ``glove.build()``.
+
+    Args:
+        glove: the agent.
+        adapter: which servers this conversation has active, and their credentials.
+        entries: the catalogue; active ids not in it are ignored.
+        ambiguity_policy: discovery policy (default: ``"auto-pick-best"`` in server mode,
+            ``"interactive"`` otherwise).
+        subagent_model: the discovery subagent's model (default: the Glove's).
+        subagent_system_prompt: replaces the discovery subagent's prompt.
+        client_info: how the client introduces itself to servers.
+        filter_tools: ``(server_id, tool) -> bool``; False hides a tool.
+        wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before folding.
+        pool: the shared HTTP client holder; by default the mount creates one and closes it.
+
+    Returns:
+        The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
+        reload is logged and reported as ``mcp_server_failed`` to the Glove's subscribers.
+    """
+    mount = McpMount(
+        glove,
+        adapter,
+        entries,
+        ambiguity_policy=ambiguity_policy,
+        subagent_model=subagent_model,
+        subagent_system_prompt=subagent_system_prompt,
+        client_info=client_info,
+        filter_tools=filter_tools,
+        wrap_tool=wrap_tool,
+        pool=pool,
+    )
+    await mount.reload()
+    # Imported here: discovery builds on the mount, so the mount module cannot import it first.
+    from glove_mcp.discovery import discovery_tool
+
+    try:
+        glove.fold(discovery_tool(mount))
+    except BaseException:
+        await mount.aclose()
+        raise
+    return mount

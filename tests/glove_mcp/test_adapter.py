@@ -1,0 +1,126 @@
+"""MCP adapters: active ids per conversation in memory and in a real SQLite file."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glove_core import Glove, ScriptedModel
+from glove_mcp import (
+    McpAdapter,
+    McpCatalogueEntry,
+    McpStateError,
+    MemoryMcpAdapter,
+    SqliteMcpAdapter,
+    mount_mcp,
+)
+from glove_mcp.testing import serve
+
+
+async def test_memory_adapter_keeps_order_and_is_idempotent() -> None:
+    adapter = MemoryMcpAdapter("conv", active=["a", "b"])
+    await adapter.activate("c")
+    await adapter.activate("a")
+    await adapter.deactivate("b")
+    await adapter.deactivate("zzz")
+    assert await adapter.get_active() == ["a", "c"]
+    assert isinstance(adapter, McpAdapter)
+    assert await adapter.get_access_token("a") is None
+
+
+async def test_memory_adapter_tokens_from_map_or_function() -> None:
+    mapped = MemoryMcpAdapter("c", tokens={"notes": "t1"})
+    assert await mapped.get_access_token("notes") == "t1"
+    assert await mapped.get_access_token("other") is None
+
+    async def lookup(id: str) -> str:
+        return f"token-for-{id}"
+
+    assert await MemoryMcpAdapter("c", tokens=lookup).get_access_token("x") == "token-for-x"
+    assert await MemoryMcpAdapter("c", tokens=str.upper).get_access_token("x") == "X"
+
+
+async def test_sqlite_adapter_persists_per_conversation(tmp_path: Path) -> None:
+    path = tmp_path / "conv.sqlite"
+    async with SqliteMcpAdapter(path, "c1") as one, SqliteMcpAdapter(path, "c2") as two:
+        await one.activate("notes")
+        await one.activate("tracker")
+        await one.activate("notes")
+        await two.activate("tracker")
+        await one.deactivate("tracker")
+        assert isinstance(one, McpAdapter)
+    async with SqliteMcpAdapter(path, "c1") as reopened:
+        assert await reopened.get_active() == ["notes"]
+        assert reopened.identifier == "c1"
+    async with SqliteMcpAdapter(path, "c2") as other:
+        assert await other.get_active() == ["tracker"]
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_sqlite_adapter_shares_a_file_with_other_tables(tmp_path: Path) -> None:
+    path = tmp_path / "shared.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE conversation_messages (id TEXT)")
+        conn.execute("INSERT INTO conversation_messages VALUES ('m1')")
+    async with SqliteMcpAdapter(path, "c") as adapter:
+        await adapter.activate("notes")
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT id FROM conversation_messages").fetchall() == [("m1",)]
+
+
+async def test_sqlite_adapter_concurrent_writers(tmp_path: Path) -> None:
+    path = tmp_path / "busy.sqlite"
+    adapters = [SqliteMcpAdapter(path, f"c{i}") for i in range(4)]
+    await asyncio.gather(*(a.activate(f"s{j}") for a in adapters for j in range(5)))
+    for adapter in adapters:
+        assert sorted(await adapter.get_active()) == [f"s{j}" for j in range(5)]
+        await adapter.aclose()
+
+
+async def test_sqlite_adapter_after_close(tmp_path: Path) -> None:
+    adapter = SqliteMcpAdapter(tmp_path / "x.sqlite", "c")
+    await adapter.activate("a")
+    await adapter.aclose()
+    await adapter.aclose()
+    with pytest.raises(McpStateError, match="'c' is closed"):
+        await adapter.get_active()
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), st.sampled_from(["a", "b", "c", "d"])), max_size=12))
+def test_sqlite_adapter_matches_memory_adapter(
+    tmp_path_factory: pytest.TempPathFactory, ops: list[tuple[bool, str]]
+) -> None:
+    async def run() -> tuple[list[str], list[str]]:
+        path = tmp_path_factory.mktemp("prop") / "a.sqlite"
+        memory = MemoryMcpAdapter("c")
+        async with SqliteMcpAdapter(path, "c") as stored:
+            for add, id in ops:
+                for adapter in (memory, stored):
+                    await (adapter.activate(id) if add else adapter.deactivate(id))
+            return await memory.get_active(), await stored.get_active()
+
+    in_memory, on_disk = asyncio.run(run())
+    assert sorted(in_memory) == sorted(on_disk)
+
+
+async def test_mount_reloads_what_a_previous_process_activated(tmp_path: Path) -> None:
+    path = tmp_path / "conv.sqlite"
+    async with serve("notes") as url:
+        entries = [McpCatalogueEntry(id="notes", name="Notes", description="pages", url=url)]
+        async with SqliteMcpAdapter(path, "conv") as adapter:
+            glove = Glove(model=ScriptedModel(["ok"]), system_prompt="t", server_mode=True)
+            async with await mount_mcp(glove, adapter=adapter, entries=entries) as mount:
+                await mount.activate("notes")
+        # "Restart": a new adapter and Glove on the same file.
+        async with SqliteMcpAdapter(path, "conv") as adapter:
+            glove = Glove(model=ScriptedModel(["ok"]), system_prompt="t", server_mode=True)
+            async with await mount_mcp(glove, adapter=adapter, entries=entries) as mount:
+                assert mount.loaded == ["notes"]
+                assert "notes__read_page" in {t.name for t in glove.tools}

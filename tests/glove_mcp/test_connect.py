@@ -1,0 +1,342 @@
+"""Connections against the local MCP servers over real HTTP: listing, calls, pagination,
+exclusion, and the recovery contract (401 refresh, auth_expired, 404 re-init, outages)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+
+import httpx2
+import mcp_types as types
+import pytest
+
+from glove_mcp import (
+    McpAuthExpiredError,
+    McpClientPool,
+    McpServerUnavailableError,
+    McpStateError,
+    McpTimeoutError,
+    MemoryMcpAdapter,
+    adapter_auth,
+    bearer,
+    connect_mcp,
+    headers,
+    include_tool,
+)
+from glove_mcp.connect import ConnectionState
+from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
+from glove_mcp.testing.servers import NOTES_TOOL_NAMES
+
+
+@pytest.fixture
+async def notes() -> AsyncIterator[McpTestServer]:
+    async with McpTestServer("notes") as server:
+        yield server
+
+
+async def test_lists_every_tool_with_schemas_and_annotations(notes: McpTestServer) -> None:
+    async with await connect_mcp("notes", notes.url) as conn:
+        tools = {t.name: t for t in await conn.list_tools()}
+    assert sorted(tools) == sorted(NOTES_TOOL_NAMES)
+    assert tools["read_page"].input_schema["required"] == ["page_id"]
+    assert tools["read_page"].annotations is not None
+    assert tools["read_page"].annotations.read_only_hint is True
+    assert tools["read_page"].output_schema is not None
+
+
+async def test_call_returns_structured_content_and_reuses_one_session(
+    notes: McpTestServer,
+) -> None:
+    async with await connect_mcp("notes", notes.url) as conn:
+        first = await conn.call_tool("read_page", {"page_id": "p1"})
+        second = await conn.call_tool("create_page", {"title": "New", "body": "x"})
+        assert conn.state is ConnectionState.CONNECTED
+    assert first.structured_content == {
+        "id": "p1",
+        "title": "Roadmap",
+        "body": "Ship glove_mcp in Q1.",
+    }
+    assert second.structured_content is not None
+    assert second.structured_content["title"] == "New"
+    assert notes.control.initializations == 1
+
+
+async def test_server_side_tool_error_comes_back_as_is_error(notes: McpTestServer) -> None:
+    async with await connect_mcp("notes", notes.url) as conn:
+        result = await conn.call_tool("read_page", {"page_id": "nope"})
+    assert result.is_error
+    assert isinstance(result.content[0], types.TextContent)
+    assert "no page with id 'nope'" in result.content[0].text
+
+
+async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) -> None:
+    def no_writes(namespace: str, tool: types.Tool) -> bool:
+        assert namespace == "notes"
+        return bool(tool.annotations and tool.annotations.read_only_hint)
+
+    async with await connect_mcp(
+        "notes", notes.url, exclude_tools=["search_pages"], filter_tools=no_writes
+    ) as conn:
+        names = {t.name for t in await conn.list_tools()}
+    assert "search_pages" not in names
+    assert "create_page" not in names and "update_page" not in names
+    assert "read_page" in names
+    tool = types.Tool(name="x", input_schema={"type": "object"})
+    assert include_tool("s", tool)
+    assert not include_tool("s", tool, exclude_tools={"x"})
+    assert not include_tool("s", tool, filter_tools=lambda ns, t: False)
+
+
+async def test_follows_tool_list_pagination() -> None:
+    cursors: list[str | None] = []
+    server = build_paged_server(tool_count=25, page_size=10, cursors=cursors)
+    async with serve(server) as url, await connect_mcp("paged", url) as conn:
+        tools = await conn.list_tools()
+        result = await conn.call_tool("tool_24", {"x": "y"})
+    assert [t.name for t in tools] == [f"tool_{i}" for i in range(25)]
+    assert cursors == [None, "10", "20"]
+    assert isinstance(result.content[0], types.TextContent)
+    assert result.content[0].text == "tool_24 [('x', 'y')]"
+
+
+async def test_token_is_resolved_per_request() -> None:
+    control = ServerControl(tokens={"t1"})
+    current = {"token": "t1"}
+    asked: list[str] = []
+
+    def token() -> str:
+        asked.append(current["token"])
+        return current["token"]
+
+    async with (
+        serve("notes", control=control) as url,
+        await connect_mcp("notes", url, auth=bearer(token)) as conn,
+    ):
+        await conn.call_tool("read_page", {"page_id": "p1"})
+        # The server rotates its accepted token and the app refreshes its store: the next
+        # request reads the new token without reconnecting.
+        control.tokens = {"t2"}
+        current["token"] = "t2"
+        control.seen_tokens.clear()
+        asked.clear()
+        result = await conn.call_tool("read_page", {"page_id": "p1"})
+    # (The SDK may also open its server-to-client stream meanwhile: count kinds, not requests.)
+    assert control.seen_tokens and set(control.seen_tokens) == {"t2"}
+    assert asked and set(asked) == {"t2"}
+    assert result.structured_content is not None
+    assert control.initializations == 1
+
+
+async def test_401_asks_for_a_fresh_token_and_retries_once() -> None:
+    control = ServerControl(tokens={"t3"})
+    answers = ["stale"]
+
+    async def token() -> str:
+        # The first answer is stale; asking again gives the fresh token.
+        return answers.pop() if answers else "t3"
+
+    async with (
+        serve("notes", control=control) as url,
+        await connect_mcp("notes", url, auth=bearer(token)) as conn,
+    ):
+        assert control.seen_tokens[:2] == ["stale", "t3"]
+        assert conn.state is ConnectionState.CONNECTED
+        assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False
+
+
+class _Source:
+    def __init__(self) -> None:
+        self.calls: list[bool] = []
+
+    async def access_token(self, *, force_refresh: bool = False) -> str:
+        self.calls.append(force_refresh)
+        return "fresh" if force_refresh else "old"
+
+
+async def test_token_source_is_told_to_refresh_after_401() -> None:
+    source = _Source()
+    control = ServerControl(tokens={"fresh"})
+    async with (
+        serve("notes", control=control) as url,
+        await connect_mcp("notes", url, auth=bearer(source)) as conn,
+    ):
+        result = await conn.call_tool("read_page", {"page_id": "p2"})
+    assert result.structured_content is not None
+    assert source.calls[:2] == [False, True]
+
+
+async def test_401_after_a_fresh_token_raises_auth_expired() -> None:
+    control = ServerControl(tokens={"good"})
+    async with serve("notes", control=control) as url:
+        async with await connect_mcp("notes", url, auth=bearer(lambda: "good")) as conn:
+            control.tokens = {"rotated-elsewhere"}
+            with pytest.raises(McpAuthExpiredError, match=r"'notes'.*401") as info:
+                await conn.call_tool("read_page", {"page_id": "p1"})
+            assert "good" not in str(info.value)
+            # The token comes back: the next call works without reconnecting.
+            control.tokens = {"good"}
+            inits = control.initializations
+            assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False
+            assert control.initializations == inits
+        with pytest.raises(McpAuthExpiredError):
+            await connect_mcp("notes", url, auth=bearer("wrong"))
+
+
+async def test_answer_401_switch_and_headers_auth() -> None:
+    control = ServerControl()
+    async with serve("notes", control=control) as url:
+        conn = await connect_mcp("notes", url, auth=headers({"Authorization": "Bearer k"}))
+        assert control.seen_tokens[-1] == "k"
+        control.answer_401 = True
+        with pytest.raises(McpAuthExpiredError):
+            await conn.list_tools()
+        await conn.close()
+
+
+async def test_adapter_auth_prefers_headers_then_token() -> None:
+    class HeaderAdapter(MemoryMcpAdapter):
+        async def get_auth_headers(self, id: str) -> dict[str, str] | None:
+            return {"Authorization": "Bearer from-headers"} if id == "notes" else None
+
+    control = ServerControl(tokens={"from-headers", "from-token"})
+    adapter = HeaderAdapter("conv", tokens={"notes": "from-token", "other": "from-token"})
+    async with serve("notes", control=control) as url:
+        async with await connect_mcp("notes", url, auth=adapter_auth(adapter, "notes")):
+            assert control.seen_tokens[-1] == "from-headers"
+        async with await connect_mcp("other", url, auth=adapter_auth(adapter, "other")):
+            assert control.seen_tokens[-1] == "from-token"
+    assert "from" not in repr(adapter_auth(adapter, "notes"))
+
+
+async def test_expired_session_404_reinitializes_and_retries_once(notes: McpTestServer) -> None:
+    async with await connect_mcp("notes", notes.url) as conn:
+        await conn.call_tool("read_page", {"page_id": "p1"})
+        assert notes.control.expire_sessions() == 1
+        result = await conn.call_tool("read_page", {"page_id": "p2"})
+        assert result.structured_content is not None
+        assert result.structured_content["title"] == "Meeting notes"
+        assert notes.control.initializations == 2
+        # list_tools recovers the same way.
+        notes.control.expire_sessions()
+        assert len(await conn.list_tools()) == len(NOTES_TOOL_NAMES)
+        assert notes.control.initializations == 3
+        assert conn.reconnects == 2
+
+
+async def test_server_down_then_back(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.CRITICAL, logger="uvicorn.error")
+    server = McpTestServer("notes")
+    await server.start()
+    conn = await connect_mcp("notes", server.url)
+    try:
+        await server.stop()
+        with pytest.raises(McpServerUnavailableError, match=r"'notes'.*unreachable"):
+            await conn.call_tool("read_page", {"page_id": "p1"})
+        with pytest.raises(McpServerUnavailableError, match="'notes'"):
+            await conn.call_tool("read_page", {"page_id": "p1"})
+        assert conn.state.value == "idle"
+        await server.start()  # same port
+        result = await conn.call_tool("read_page", {"page_id": "p1"})
+        assert result.structured_content is not None
+        assert conn.state is ConnectionState.CONNECTED
+    finally:
+        await conn.close()
+        await server.stop()
+
+
+async def test_connection_refused_names_the_server() -> None:
+    server = McpTestServer("notes")
+    await server.start()
+    url = server.url
+    await server.stop()
+    with pytest.raises(McpServerUnavailableError, match=r"'notes' at http://127.0.0.1"):
+        await connect_mcp("notes", url)
+
+
+async def test_stalled_server_times_out_and_next_call_reconnects(notes: McpTestServer) -> None:
+    async with await connect_mcp("notes", notes.url, call_timeout=0.3) as conn:
+        notes.control.stall()
+        with pytest.raises(McpTimeoutError, match=r"'notes'.*tools/call 'read_page'"):
+            await conn.call_tool("read_page", {"page_id": "p1"})
+        notes.control.release()
+        result = await conn.call_tool("read_page", {"page_id": "p1"})
+        assert result.structured_content is not None
+        assert notes.control.initializations == 2
+
+
+async def test_close_from_another_task_and_use_after_close(notes: McpTestServer) -> None:
+    conn = await connect_mcp("notes", notes.url)
+    await conn.call_tool("read_page", {"page_id": "p1"})
+    await asyncio.create_task(conn.close())
+    assert conn.state.value == "closed"
+    await conn.close()  # idempotent
+    with pytest.raises(McpStateError, match="'notes' is closed"):
+        await conn.call_tool("read_page", {"page_id": "p1"})
+    with pytest.raises(McpStateError):
+        _ = conn.raw
+
+
+async def test_connections_share_one_http_client(notes: McpTestServer) -> None:
+    async with McpClientPool() as pool:
+        a = await connect_mcp("a", notes.url, pool=pool)
+        b = await connect_mcp("b", notes.url, pool=pool)
+        shared = pool.client
+        await a.call_tool("read_page", {"page_id": "p1"})
+        await b.call_tool("read_page", {"page_id": "p1"})
+        await a.close()
+        # Closing a connection never closes the shared client.
+        assert not shared.is_closed
+        assert (await b.call_tool("read_page", {"page_id": "p2"})).is_error is False
+        await b.close()
+    assert _is_closed(shared)
+    with pytest.raises(McpStateError):
+        _ = pool.client
+
+
+def _is_closed(client: httpx2.AsyncClient) -> bool:
+    return client.is_closed
+
+
+async def test_tokens_never_reach_reprs_errors_or_logs(caplog: pytest.LogCaptureFixture) -> None:
+    secret = "s3cret-token-value"
+    caplog.set_level(logging.DEBUG)
+    control = ServerControl(tokens={secret})
+    async with serve("notes", control=control) as url:
+        auth = bearer(secret)
+        conn = await connect_mcp("notes", url, auth=auth)
+        control.tokens = {"other"}
+        with pytest.raises(McpAuthExpiredError) as info:
+            await conn.call_tool("read_page", {"page_id": "p1"})
+        texts = [repr(auth), str(auth), repr(conn), str(info.value), repr(info.value)]
+        await conn.close()
+    assert control.seen_tokens.count(secret) >= 2
+    for text in [*texts, caplog.text]:
+        assert secret not in text
+
+
+async def test_failing_token_source_becomes_auth_expired_not_a_broken_session() -> None:
+    class NeedsLogin(Exception):
+        pass
+
+    def source() -> str:
+        raise NeedsLogin("no tokens for 'notes': run glove-mcp auth notes")
+
+    control = ServerControl(tokens={"good"})
+    async with serve("notes", control=control) as url:
+        with pytest.raises(McpAuthExpiredError, match="NeedsLogin: no tokens for 'notes'"):
+            await connect_mcp("notes", url, auth=bearer(source))
+        answers = iter(["good"])
+
+        def flaky() -> str:
+            token = next(answers, None)
+            if token is None:
+                raise NeedsLogin("refresh token revoked")
+            return token
+
+        conn = await connect_mcp("notes", url, auth=bearer(flaky))
+        try:
+            with pytest.raises(McpAuthExpiredError, match="refresh token revoked"):
+                await conn.call_tool("read_page", {"page_id": "p1"})
+        finally:
+            await conn.close()

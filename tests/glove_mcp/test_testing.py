@@ -1,0 +1,52 @@
+"""The local test servers themselves: switches and the subprocess runner."""
+
+from __future__ import annotations
+
+import httpx2
+import pytest
+
+from glove_mcp import bearer, connect_mcp
+from glove_mcp.testing import McpTestServer, ServerControl, build_server, serve, spawn_server
+
+
+async def test_subprocess_server_serves_tools() -> None:
+    async with spawn_server("tracker", tokens=["k"]) as url:
+        assert url.startswith("http://127.0.0.1:")
+        async with await connect_mcp("tracker", url, auth=bearer("k")) as conn:
+            names = {t.name for t in await conn.list_tools()}
+            result = await conn.call_tool("list_issues", {})
+    assert names == {"create_issue", "delete_issue", "list_issues", "update_issue"}
+    assert result.structured_content is not None
+    assert result.structured_content["issues"][0]["id"] == "ENG-1"
+
+
+async def test_bearer_check_answers_401_with_a_challenge() -> None:
+    control = ServerControl(tokens=lambda token: token.startswith("ok-"))
+    async with serve("notes", control=control) as url, httpx2.AsyncClient() as client:
+        bad = await client.post(url, json={}, headers={"Authorization": "Bearer nope"})
+        missing = await client.post(url, json={})
+    assert bad.status_code == missing.status_code == 401
+    assert bad.headers["www-authenticate"].startswith("Bearer")
+    assert control.seen_tokens == ["nope", None]
+
+
+async def test_expired_session_gets_404() -> None:
+    control = ServerControl()
+    async with serve("notes", control=control) as url:
+        async with await connect_mcp("notes", url):
+            assert control.expire_sessions() == 1
+        assert control.expire_sessions() == 0
+
+
+async def test_server_keeps_its_port_across_restarts() -> None:
+    server = McpTestServer("paged")
+    url = await server.start()
+    await server.stop()
+    assert not server.running
+    assert await server.start() == url
+    await server.stop()
+
+
+def test_unknown_kind_is_rejected() -> None:
+    with pytest.raises(ValueError, match="unknown test server 'nope'"):
+        build_server("nope")  # type: ignore[arg-type]
