@@ -4,6 +4,8 @@ A ``Glove`` sends a model its system prompt, the saved conversation and what is 
 runs the tools the model asks for, and repeats until the model answers.
 """
 
+from typing import TYPE_CHECKING, Any
+
 from glove_core.abort import AbortController as AbortController
 from glove_core.abort import AbortError as AbortError
 from glove_core.abort import AbortSignal as AbortSignal
@@ -58,8 +60,6 @@ from glove_core.glove import Glove as Glove
 from glove_core.glove import TurnPreparer as TurnPreparer
 from glove_core.loop import RequestResult as RequestResult
 from glove_core.models._retry import RetryPolicy as RetryPolicy
-from glove_core.models.anthropic import AnthropicModel as AnthropicModel
-from glove_core.models.anthropic import CacheTTL as CacheTTL
 from glove_core.models.base import ModelAdapter as ModelAdapter
 from glove_core.models.base import ModelRequest as ModelRequest
 from glove_core.models.base import ModelResponse as ModelResponse
@@ -109,6 +109,10 @@ from glove_core.types import ToolCall as ToolCall
 from glove_core.types import ToolResult as ToolResult
 from glove_core.types import ToolResultData as ToolResultData
 from glove_core.types import Usage as Usage
+
+if TYPE_CHECKING:
+    from glove_core.models.anthropic import AnthropicModel as AnthropicModel
+    from glove_core.models.anthropic import CacheTTL as CacheTTL
 
 __all__ = [
     "SUBAGENT_TOOL_NAME",
@@ -217,3 +221,12 @@ __all__ = [
     "notice",
     "tool",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    # AnthropicModel loads the anthropic SDK (slow to import) only when it is first used.
+    if name in ("AnthropicModel", "CacheTTL"):
+        from glove_core.models import anthropic
+
+        return getattr(anthropic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

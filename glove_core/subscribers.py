@@ -57,6 +57,9 @@ EventType = Literal[
     "event_injected",
     "event_dropped",
     "event_wake_failed",
+    "mcp_server_failed",
+    "mcp_server_activated",
+    "mcp_server_deactivated",
 ]
 
 
@@ -234,7 +237,8 @@ EventPayload = (
     | EventDropped
     | EventWakeFailed
 )
-"""Any event payload. Later features add their own payload classes."""
+"""Any glove_core event payload. glove_mcp sends its own payloads (``McpServerFailed``,
+``McpServerActivated``, ``McpServerDeactivated``) under the ``mcp_server_*`` names."""
 
 
 @runtime_checkable

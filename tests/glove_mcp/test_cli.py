@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from glove_mcp._demo import _browse
+from glove_mcp.cli import main
 from glove_mcp.testing import OAuthTestServer, serve, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 
@@ -75,10 +76,14 @@ async def test_demo_runs_offline_and_shows_discovery_and_tools(tmp_path: Path) -
     assert "I filed ENG-2" in out
 
 
-async def test_help_everywhere(tmp_path: Path) -> None:
-    for command in ([], ["demo"], ["auth"], ["status"], ["logout"], ["chat"], ["serve"]):
-        status, out, _ = await run_cli(*command, "--help", home=tmp_path)
-        assert status == 0 and "usage: glove-mcp" in out
+async def test_help_everywhere(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = await run_cli("--help", home=tmp_path)  # the real entry point, once
+    assert status == 0 and "usage: glove-mcp" in out
+    for command in (["demo"], ["auth"], ["status"], ["logout"], ["chat"], ["serve"]):
+        with pytest.raises(SystemExit) as exited:
+            main([*command, "--help"])
+        assert exited.value.code == 0
+        assert f"usage: glove-mcp {command[0]}" in capsys.readouterr().out
 
 
 async def test_auth_status_logout_with_a_simulated_browser(
@@ -126,21 +131,29 @@ async def test_auth_status_logout_with_a_simulated_browser(
     assert "not logged in" in out and "glove-mcp auth tracker" in out
 
 
-async def test_one_line_errors(tmp_path: Path) -> None:
-    status, _, err = await run_cli("chat", home=tmp_path)
-    assert status == 2
-    assert err.strip() == (
+def test_one_line_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
+    monkeypatch.delenv("GLOVE_API_KEY", raising=False)
+    assert main(["chat"]) == 2
+    assert capsys.readouterr().err == (
         "glove-mcp: no model: set ANTHROPIC_API_KEY (or pass --script FILE for an offline "
-        "scripted model)"
+        "scripted model)\n"
     )
-    status, _, err = await run_cli("auth", "nope", home=tmp_path)
-    assert status == 2 and "no server 'nope' in the catalogue (known: notion, linear)" in err
+    assert main(["auth", "nope"]) == 2
+    assert "no server 'nope' in the catalogue (known: notion, linear)" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
     bad.write_text("[[servers]]\nid = 'x'\n")
-    status, _, err = await run_cli("status", "--catalogue", str(bad), home=tmp_path)
-    assert status == 1 and err.count("\n") == 1 and "server #1" in err
-    status, _, err = await run_cli("serve", home=tmp_path)
-    assert status == 2 and "refusing to start without an API key" in err
+    assert main(["status", "--catalogue", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "server #1" in err
+    assert main(["status", "--catalogue", str(tmp_path / "missing.toml")]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert main(["serve"]) == 2
+    assert "refusing to start without an API key" in capsys.readouterr().err
+    assert main(["chat", "--script", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read script" in capsys.readouterr().err
 
 
 async def test_chat_through_stdin_with_a_scripted_model_and_resume(tmp_path: Path) -> None:
