@@ -23,12 +23,29 @@ from typing import Protocol, TypeVar, runtime_checkable
 
 from glove_mcp.errors import McpStateError
 
-__all__ = ["McpAdapter", "MemoryMcpAdapter", "SqliteMcpAdapter", "TokenMap"]
+__all__ = [
+    "McpAdapter",
+    "MemoryMcpAdapter",
+    "RefreshingTokenSource",
+    "SqliteMcpAdapter",
+    "TokenMap",
+]
 
 _T = TypeVar("_T")
 
-TokenMap = Mapping[str, str] | Callable[[str], str | Awaitable[str | None] | None]
-"""Tokens per server: a mapping id → token, or a function id → token (sync or async)."""
+
+class RefreshingTokenSource(Protocol):
+    """Anything with ``access_token(*, force_refresh=False)``, e.g. ``OAuthTokenSource``."""
+
+    async def access_token(self, *, force_refresh: bool = False) -> str | None: ...
+
+
+TokenMap = (
+    Mapping[str, "str | RefreshingTokenSource"]
+    | Callable[[str], str | Awaitable[str | None] | None]
+)
+"""Tokens per server: a mapping id → token or token source (asked for a fresh token after a
+401), or a function id → token (sync or async)."""
 
 
 @runtime_checkable
@@ -36,6 +53,7 @@ class McpAdapter(Protocol):
     """Holds one conversation's active MCP server ids.
 
     Optional methods, looked up by ``adapter_auth``: ``async get_access_token(id) -> str | None``
+    (it is passed ``fresh=True`` after a 401 when it accepts that keyword)
     and ``async get_auth_headers(id) -> Mapping[str, str] | None``.
     """
 
@@ -57,7 +75,7 @@ class McpAdapter(Protocol):
         ...
 
 
-async def _lookup(tokens: TokenMap | None, id: str) -> str | None:
+async def _lookup(tokens: TokenMap | None, id: str, fresh: bool) -> str | None:
     if tokens is None:
         return None
     if callable(tokens):
@@ -65,7 +83,10 @@ async def _lookup(tokens: TokenMap | None, id: str) -> str | None:
         if inspect.isawaitable(value):
             return await value
         return value
-    return tokens.get(id)
+    found = tokens.get(id)
+    if found is None or isinstance(found, str):
+        return found
+    return await found.access_token(force_refresh=fresh)
 
 
 class MemoryMcpAdapter:
@@ -101,9 +122,10 @@ class MemoryMcpAdapter:
         """Mark ``id`` inactive."""
         self._active.pop(id, None)
 
-    async def get_access_token(self, id: str) -> str | None:
-        """The bearer token for server ``id`` from ``tokens``, or None."""
-        return await _lookup(self._tokens, id)
+    async def get_access_token(self, id: str, *, fresh: bool = False) -> str | None:
+        """The bearer token for server ``id`` from ``tokens``, or None; ``fresh=True`` (after
+        a 401) asks a token source for a refreshed one."""
+        return await _lookup(self._tokens, id, fresh)
 
     def __repr__(self) -> str:
         return f"MemoryMcpAdapter({self._identifier!r}, active={list(self._active)!r})"
@@ -215,9 +237,10 @@ class SqliteMcpAdapter:
 
         await self._run(write)
 
-    async def get_access_token(self, id: str) -> str | None:
-        """The bearer token for server ``id`` from ``tokens``, or None."""
-        return await _lookup(self._tokens, id)
+    async def get_access_token(self, id: str, *, fresh: bool = False) -> str | None:
+        """The bearer token for server ``id`` from ``tokens``, or None; ``fresh=True`` (after
+        a 401) asks a token source for a refreshed one."""
+        return await _lookup(self._tokens, id, fresh)
 
     async def aclose(self) -> None:
         """Close the database connection (idempotent)."""

@@ -154,6 +154,17 @@ class _HeadersAuth(McpAuth):
         return dict(await _maybe_await(value))
 
 
+def _accepts_fresh(method: Callable[..., object]) -> bool:
+    """Whether an adapter's ``get_access_token`` takes the optional ``fresh`` keyword."""
+    try:
+        parameters = inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        return False
+    return "fresh" in parameters or any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    )
+
+
 class _AdapterAuth(McpAuth):
     def __init__(self, adapter: McpAdapter, server_id: str) -> None:
         self._adapter = adapter
@@ -167,7 +178,10 @@ class _AdapterAuth(McpAuth):
                 return dict(found)
         get_token = getattr(self._adapter, "get_access_token", None)
         if get_token is not None:
-            token = await _maybe_await(get_token(self._server_id))
+            if fresh and _accepts_fresh(get_token):
+                token = await _maybe_await(get_token(self._server_id, fresh=True))
+            else:
+                token = await _maybe_await(get_token(self._server_id))
             if token:
                 return {"Authorization": f"Bearer {token}"}
         return {}

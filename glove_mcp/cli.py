@@ -63,19 +63,26 @@ def _entry(entries: list[McpCatalogueEntry], server_id: str) -> McpCatalogueEntr
     raise CliError(f"no server {server_id!r} in the catalogue (known: {known})", 2)
 
 
-def _token_lookup(store: OAuthStore, entries: list[McpCatalogueEntry]) -> Any:
-    sources = {
-        e.id: OAuthTokenSource(store, e.id, e.url, login_command=f"glove-mcp auth {e.id}")
-        for e in entries
-    }
+class _StoredLogin:
+    """A server's OAuth tokens from the command's store: None until ``glove-mcp auth`` ran
+    (the server then answers 401 and discovery names the login command); refreshed silently
+    afterwards, and after a 401."""
 
-    async def token(server_id: str) -> str | None:
-        source = sources.get(server_id)
-        if source is None or await store.get(server_id) is None:
-            return None  # the server answers 401 and discovery names the login command
-        return await source.access_token()
+    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry) -> None:
+        self._store = store
+        self._id = entry.id
+        self._source = OAuthTokenSource(
+            store, entry.id, entry.url, login_command=f"glove-mcp auth {entry.id}"
+        )
 
-    return token
+    async def access_token(self, *, force_refresh: bool = False) -> str | None:
+        if await self._store.get(self._id) is None:
+            return None
+        return await self._source.access_token(force_refresh=force_refresh)
+
+
+def _token_lookup(store: OAuthStore, entries: list[McpCatalogueEntry]) -> dict[str, Any]:
+    return {e.id: _StoredLogin(store, e) for e in entries}
 
 
 def load_script(path: str) -> ScriptedModel:

@@ -124,3 +124,31 @@ async def test_mount_reloads_what_a_previous_process_activated(tmp_path: Path) -
             async with await mount_mcp(glove, adapter=adapter, entries=entries) as mount:
                 assert mount.loaded == ["notes"]
                 assert "notes__read_page" in {t.name for t in glove.tools}
+
+
+async def test_adapter_token_source_is_asked_for_a_fresh_token_after_a_401() -> None:
+    from glove_mcp import adapter_auth, connect_mcp
+    from glove_mcp.testing import ServerControl, serve
+
+    class Rotating:
+        def __init__(self) -> None:
+            self.forced = 0
+
+        async def access_token(self, *, force_refresh: bool = False) -> str | None:
+            if force_refresh:
+                self.forced += 1
+                return "fresh"
+            return "stale"
+
+    source = Rotating()
+    adapter = MemoryMcpAdapter("conv", tokens={"notes": source})
+    control = ServerControl(tokens={"fresh"})
+    async with (
+        serve("notes", control=control) as url,
+        await connect_mcp("notes", url, auth=adapter_auth(adapter, "notes")) as connection,
+    ):
+        assert [t.name for t in await connection.list_tools()]
+    assert source.forced >= 1
+    assert await adapter.get_access_token("notes") == "stale"
+    assert await adapter.get_access_token("notes", fresh=True) == "fresh"
+    assert await adapter.get_access_token("other") is None
