@@ -1,5 +1,87 @@
 """glove_mcp: MCP servers as tools of a Glove."""
 
+from glove_mcp.adapter import McpAdapter as McpAdapter
+from glove_mcp.adapter import MemoryMcpAdapter as MemoryMcpAdapter
+from glove_mcp.adapter import SqliteMcpAdapter as SqliteMcpAdapter
+from glove_mcp.auth import McpAuth as McpAuth
+from glove_mcp.auth import TokenSource as TokenSource
+from glove_mcp.auth import adapter_auth as adapter_auth
+from glove_mcp.auth import bearer as bearer
+from glove_mcp.auth import headers as headers
+from glove_mcp.bridge import MCP_NAMESPACE_SEP as MCP_NAMESPACE_SEP
+from glove_mcp.bridge import bridge_mcp_tool as bridge_mcp_tool
+from glove_mcp.bridge import bridged_tool_name as bridged_tool_name
+from glove_mcp.bridge import convert_call_result as convert_call_result
+from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
+from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
 from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
+from glove_mcp.catalogue import match_entries as match_entries
+from glove_mcp.connect import ClientInfo as ClientInfo
+from glove_mcp.connect import ConnectionState as ConnectionState
+from glove_mcp.connect import McpClientPool as McpClientPool
+from glove_mcp.connect import McpServerConnection as McpServerConnection
+from glove_mcp.connect import ToolFilter as ToolFilter
+from glove_mcp.connect import connect_mcp as connect_mcp
+from glove_mcp.connect import include_tool as include_tool
+from glove_mcp.errors import GloveMcpError as GloveMcpError
+from glove_mcp.errors import McpActivationError as McpActivationError
+from glove_mcp.errors import McpAuthExpiredError as McpAuthExpiredError
+from glove_mcp.errors import McpConnectionError as McpConnectionError
+from glove_mcp.errors import McpProtocolError as McpProtocolError
+from glove_mcp.errors import McpServerUnavailableError as McpServerUnavailableError
+from glove_mcp.errors import McpSessionExpiredError as McpSessionExpiredError
+from glove_mcp.errors import McpStateError as McpStateError
+from glove_mcp.errors import McpTimeoutError as McpTimeoutError
+from glove_mcp.errors import McpUnknownServerError as McpUnknownServerError
+from glove_mcp.mount import AmbiguityPolicy as AmbiguityPolicy
+from glove_mcp.mount import McpMount as McpMount
+from glove_mcp.mount import McpServerActivated as McpServerActivated
+from glove_mcp.mount import McpServerDeactivated as McpServerDeactivated
+from glove_mcp.mount import McpServerFailed as McpServerFailed
+from glove_mcp.mount import MountState as MountState
+from glove_mcp.mount import WrapTool as WrapTool
+from glove_mcp.mount import mount_mcp as mount_mcp
 
-__all__ = ["McpCatalogueEntry"]
+__all__ = [
+    "MCP_NAMESPACE_SEP",
+    "AmbiguityPolicy",
+    "CatalogueIndex",
+    "ClientInfo",
+    "ConnectionState",
+    "GloveMcpError",
+    "McpActivationError",
+    "McpAdapter",
+    "McpAuth",
+    "McpAuthExpiredError",
+    "McpCatalogueEntry",
+    "McpClientPool",
+    "McpConnectionError",
+    "McpMount",
+    "McpProtocolError",
+    "McpServerActivated",
+    "McpServerConnection",
+    "McpServerDeactivated",
+    "McpServerFailed",
+    "McpServerUnavailableError",
+    "McpSessionExpiredError",
+    "McpStateError",
+    "McpTimeoutError",
+    "McpUnknownServerError",
+    "MemoryMcpAdapter",
+    "MountState",
+    "SqliteMcpAdapter",
+    "TokenSource",
+    "ToolFilter",
+    "WrapTool",
+    "adapter_auth",
+    "bearer",
+    "bridge_mcp_tool",
+    "bridged_tool_name",
+    "connect_mcp",
+    "convert_call_result",
+    "headers",
+    "include_tool",
+    "json_schema_to_shape",
+    "match_entries",
+    "mount_mcp",
+]
