@@ -32,9 +32,12 @@ class AbortError(GloveError):
 class AbortSignal:
     """Tells whether an operation should stop, and lets code wait for that moment."""
 
-    __slots__ = ("_aborted", "_callbacks", "_event", "_reason")
+    __slots__ = ("_aborted", "_callbacks", "_can_fire", "_event", "_reason")
 
     def __init__(self) -> None:
+        # Only an AbortController fires a signal; one made on its own never fires, so racing
+        # against it would only cost a task per await.
+        self._can_fire = False
         self._aborted = False
         self._reason: object = None
         self._callbacks: list[Callable[[object], None]] = []
@@ -91,6 +94,8 @@ class AbortSignal:
             AbortError: the signal fired before ``awaitable`` finished.
         """
         self.throw_if_aborted()
+        if not self._can_fire:
+            return await awaitable
         task: asyncio.Future[T] = asyncio.ensure_future(awaitable)
 
         def on_abort(_reason: object) -> None:
@@ -148,6 +153,7 @@ class AbortController:
 
     def __init__(self) -> None:
         self.signal = AbortSignal()
+        self.signal._can_fire = True
 
     def abort(self, reason: Any = None) -> None:
         """Fire the signal. Calling it again has no effect."""

@@ -16,7 +16,7 @@ from datetime import datetime
 from types import TracebackType
 from typing import Any
 
-from glove_core.abort import AbortController, AbortSignal
+from glove_core.abort import AbortSignal
 from glove_core.compaction import CompactionConfig
 from glove_core.context import (
     DEFAULT_PROVIDER_TIMEOUT,
@@ -248,7 +248,7 @@ class Glove:
         if isinstance(request, str) and not request.strip():
             raise ValueError("process_request() got an empty request; send some text or parts")
         if signal is None:
-            signal = AbortController().signal
+            signal = AbortSignal()
         message = user_message(request)
         result = await self._take_turn(signal, message)
         assert result is not None
@@ -279,7 +279,7 @@ class Glove:
             await self._events.after_turn()
 
     async def _wake(self) -> None:
-        await self._take_turn(AbortController().signal, None)
+        await self._take_turn(AbortSignal(), None)
 
     # -- runtime context, events, context items ----------------------------------------------
 
@@ -317,7 +317,7 @@ class Glove:
         Raises:
             ContextProviderError: a provider failed.
         """
-        signal = signal if signal is not None else AbortController().signal
+        signal = signal if signal is not None else AbortSignal()
         snapshots = await self._context.resolve(delivery, signal)
         await self._subscribers.emit(
             "runtime_context", runtime_context_event(delivery or "all", snapshots)

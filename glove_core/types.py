@@ -1,7 +1,9 @@
 """The data that crosses boundaries: messages, tool calls and results, usage, tasks, inbox items.
 
 All of it is pydantic v2 and round-trips through JSON unchanged, because stores persist it and
-model adapters convert it.
+model adapters convert it. The models are frozen values: a store may hand the same object to
+several readers, so change one by building a new one (``message.model_copy(update={...})``),
+never by mutating it or the lists and dicts inside it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def new_id(prefix: str = "") -> str:
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=False)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class TextPart(_Model):

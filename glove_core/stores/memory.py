@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import copy
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import Literal
 
 from glove_core.stores.base import PermissionStatus
 from glove_core.types import InboxItem, Message, Task, Usage
@@ -17,7 +14,7 @@ class MemoryStore:
     """Keeps one conversation in memory; lost when the process ends.
 
     Implements ``StoreAdapter`` and the task, permission and inbox capabilities. Messages are
-    copied on the way in and out, so callers cannot change saved history by accident.
+    frozen values (see ``glove_core.types``), so they are shared, not copied.
     """
 
     def __init__(self, identifier: str = "memory") -> None:
@@ -34,14 +31,11 @@ class MemoryStore:
         return self._identifier
 
     async def get_messages(self) -> list[Message]:
-        # The loop reads the whole history once per request, so this copy is the store's
-        # largest cost: _deep_copy makes the same copy as model_copy(deep=True), 2-3x faster.
-        memo: dict[int, Any] = {}
-        return [_deep_copy(m, memo) for m in self._messages]
+        # Messages are frozen values, so readers share them; the list itself is the caller's.
+        return list(self._messages)
 
     async def append_messages(self, messages: list[Message]) -> None:
-        memo: dict[int, Any] = {}
-        self._messages.extend(_deep_copy(m, memo) for m in messages)
+        self._messages.extend(messages)
 
     async def get_usage(self) -> Usage:
         return self._usage.model_copy()
@@ -106,61 +100,3 @@ class MemoryStore:
 
     def __repr__(self) -> str:
         return f"MemoryStore({self._identifier!r}, messages={len(self._messages)})"
-
-
-_IMMUTABLE: frozenset[type] = frozenset({str, int, float, bool, type(None), bytes})
-_MISSING = object()
-_MODEL_DEEPCOPY = BaseModel.__deepcopy__
-_set_attribute = object.__setattr__
-
-
-def _deep_copy(value: Any, memo: dict[int, Any]) -> Any:
-    """``copy.deepcopy(value, memo)``, with fast paths for what messages are made of.
-
-    Plain lists, plain dicts with immutable keys, and pydantic models that use pydantic's own
-    ``__deepcopy__`` with no private attributes or extras are copied here exactly as
-    ``copy.deepcopy`` and ``BaseModel.__deepcopy__`` copy them, sharing ``memo`` so shared and
-    cyclic references keep their shape. Anything else goes to ``copy.deepcopy``.
-    """
-    cls = type(value)
-    if cls in _IMMUTABLE:
-        return value
-    found = memo.get(id(value), _MISSING)
-    if found is not _MISSING:
-        return found
-    if cls is list:
-        new_list: list[Any] = value.copy()
-        memo[id(value)] = new_list
-        for index, item in enumerate(new_list):
-            if type(item) not in _IMMUTABLE:
-                new_list[index] = _deep_copy(item, memo)
-        return new_list
-    if cls is dict:
-        new_dict: dict[Any, Any] = value.copy()
-        for key in new_dict:
-            if type(key) not in _IMMUTABLE:
-                return copy.deepcopy(value, memo)
-        memo[id(value)] = new_dict
-        for key, item in new_dict.items():
-            if type(item) not in _IMMUTABLE:
-                new_dict[key] = _deep_copy(item, memo)
-        return new_dict
-    if (
-        isinstance(value, BaseModel)
-        and cls.__deepcopy__ is _MODEL_DEEPCOPY
-        and getattr(value, "__pydantic_private__", None) is None
-        and value.__pydantic_extra__ is None
-    ):
-        model_cls: type[BaseModel] = cls
-        model = model_cls.__new__(model_cls)
-        memo[id(value)] = model
-        fields: dict[str, Any] = value.__dict__.copy()
-        for key, item in fields.items():
-            if type(item) not in _IMMUTABLE:
-                fields[key] = _deep_copy(item, memo)
-        _set_attribute(model, "__dict__", fields)
-        _set_attribute(model, "__pydantic_extra__", None)
-        _set_attribute(model, "__pydantic_fields_set__", value.__pydantic_fields_set__.copy())
-        _set_attribute(model, "__pydantic_private__", None)
-        return model
-    return copy.deepcopy(value, memo)
