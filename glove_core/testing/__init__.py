@@ -18,6 +18,7 @@ from glove_core.testing.fake_anthropic import RecordedRequest as RecordedRequest
 from glove_core.testing.fake_anthropic import serve_fake_anthropic as serve_fake_anthropic
 from glove_core.testing.fake_openai import FakeOpenAIAPI as FakeOpenAIAPI
 from glove_core.testing.fake_openai import serve_fake_openai as serve_fake_openai
+from glove_core.testing.recorder import RecordingSubscriber as RecordingSubscriber
 
 __all__ = [
     "FakeAnthropicAPI",
@@ -29,6 +30,7 @@ __all__ = [
     "FakeStall",
     "FakeToolUse",
     "RecordedRequest",
+    "RecordingSubscriber",
     "Responder",
     "serve_asgi",
     "serve_fake_anthropic",

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 import pytest
 
@@ -22,14 +21,7 @@ from glove_core import (
     tool,
 )
 from glove_core.loop import last_user_turn_index
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
+from glove_core.testing import RecordingSubscriber
 
 
 @tool
@@ -286,7 +278,7 @@ async def test_context_messages_never_count_as_the_last_user_turn() -> None:
 
 async def test_get_runtime_context_resolves_without_saving_and_reports() -> None:
     store = MemoryStore()
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove = Glove(model=ScriptedModel([]), system_prompt="s", store=store).build()
     glove.add_subscriber(recorder)
     glove.add_context_provider(lambda signal: "iter")
@@ -306,7 +298,7 @@ async def test_get_runtime_context_resolves_without_saving_and_reports() -> None
 
 
 async def test_runtime_context_events_during_a_request() -> None:
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove = Glove(model=ScriptedModel(["ok"]), system_prompt="s").build()
     glove.add_subscriber(recorder)
     glove.add_context_provider(lambda signal: "now")

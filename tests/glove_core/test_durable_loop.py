@@ -8,7 +8,6 @@ the start of each request, ``pending_blocking_reminder`` on each model call and
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,17 +24,7 @@ from glove_core import (
     ToolCall,
     tool,
 )
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.events]
+from glove_core.testing import RecordingSubscriber
 
 
 def assert_every_tool_use_answered(messages: list[Message]) -> None:
@@ -111,7 +100,7 @@ async def test_the_loop_compacts_before_a_call_that_would_be_too_big(
     model = ScriptedModel(
         [[ToolCall(id="c1", name="fetch_page", input={})], summarise, "The page is lorem ipsum."]
     )
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     async with SqliteStore(path, "s") as store:
         glove = Glove(model=model, system_prompt="s", store=store, compaction=config)
         glove.fold(fetch_page).build()

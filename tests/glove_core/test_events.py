@@ -6,7 +6,6 @@ import asyncio
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 import pytest
 from hypothesis import given
@@ -30,29 +29,7 @@ from glove_core import (
     tool,
 )
 from glove_core.events import EVENTS_NOTE, batch_message_id
-
-
-class Waiter:
-    """A subscriber that records events and lets a test wait for one by name."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-        self._changed = asyncio.Event()
-
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
-        self._changed.set()
-
-    async def wait_for(self, name: str, count: int = 1) -> list[Any]:
-        async def loop() -> list[Any]:
-            while True:
-                found = [d for n, d in self.events if n == name]
-                if len(found) >= count:
-                    return found
-                self._changed.clear()
-                await self._changed.wait()
-
-        return await asyncio.wait_for(loop(), 5)
+from glove_core.testing import RecordingSubscriber
 
 
 def event_texts(messages: list[Message]) -> list[str]:
@@ -82,7 +59,7 @@ async def test_event_mid_turn_joins_after_the_tool_results_once() -> None:
 
     store = MemoryStore()
     model = ScriptedModel([[ToolCall(id="c1", name="deploy")], "Deployed; build is green."])
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     glove = Glove(model=model, system_prompt="s", store=store).fold(deploy).build()
     glove.add_subscriber(waiter)
     await glove.process_request("ship it")
@@ -102,7 +79,7 @@ async def test_event_mid_turn_joins_after_the_tool_results_once() -> None:
 
 async def test_idle_wake_runs_a_turn_with_the_event_as_its_message() -> None:
     store = MemoryStore()
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     model = ScriptedModel(["Noted the build."])
     glove = Glove(model=model, system_prompt="s", store=store).build()
     glove.add_subscriber(waiter)
@@ -146,7 +123,7 @@ async def test_auto_wakes_unless_the_user_was_recently_active() -> None:
     glove = Glove(
         model=ScriptedModel(["a"]), system_prompt="s", events=EventsConfig(user_activity_window=60)
     ).build()
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     glove.add_subscriber(waiter)
     glove.notify_user_activity()
     assert await glove.emit_event(id="e1", source="s", kind="k", content="x") == "deferred"
@@ -161,7 +138,7 @@ async def test_auto_wakes_unless_the_user_was_recently_active() -> None:
 
 async def test_a_deferred_event_wakes_the_agent_after_the_timeout() -> None:
     store = MemoryStore()
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     glove = Glove(
         model=ScriptedModel(["handled"]),
         system_prompt="s",
@@ -181,7 +158,7 @@ async def test_a_deferred_event_wakes_the_agent_after_the_timeout() -> None:
 
 
 async def test_expired_events_are_dropped() -> None:
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     store = MemoryStore()
     glove = Glove(model=ScriptedModel(["ok"]), system_prompt="s", store=store).build()
     glove.add_subscriber(waiter)
@@ -211,7 +188,7 @@ async def test_expired_events_are_dropped() -> None:
 
 async def test_event_during_the_final_answer_takes_the_idle_path() -> None:
     store = MemoryStore()
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     dispositions: list[str] = []
 
     async def answer_while_event_arrives(request: ModelRequest) -> str:
@@ -265,7 +242,7 @@ async def test_wake_and_queued_request_never_interleave() -> None:
 
 async def test_wake_waits_for_a_running_turn() -> None:
     store = MemoryStore()
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     started = asyncio.Event()
     release = asyncio.Event()
 
@@ -296,7 +273,7 @@ async def test_wake_waits_for_a_running_turn() -> None:
 
 async def test_turn_preparers_run_before_requests_and_wakes() -> None:
     calls: list[str] = []
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
 
     async def prepare(signal: AbortSignal) -> None:
         calls.append("prepared")
@@ -314,7 +291,7 @@ async def test_turn_preparers_run_before_requests_and_wakes() -> None:
 
 
 async def test_failed_wake_is_reported_and_the_event_is_kept() -> None:
-    waiter = Waiter()
+    waiter = RecordingSubscriber()
     store = MemoryStore()
     glove = Glove(model=ScriptedModel([]), system_prompt="s", store=store).build()
     glove.add_subscriber(waiter)

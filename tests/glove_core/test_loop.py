@@ -31,19 +31,7 @@ from glove_core import (
     ToolSpec,
     tool,
 )
-
-
-class Recorder:
-    """A subscriber that keeps every event."""
-
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
-
-    def names(self) -> list[str]:
-        return [name for name, _ in self.events]
+from glove_core.testing import RecordingSubscriber
 
 
 def app_tools(request: ModelRequest) -> list[str]:
@@ -77,7 +65,7 @@ def results_of(message: Message) -> list[ToolResultData]:
 async def test_loop_saves_in_order_and_returns_final_text() -> None:
     model = ScriptedModel([[call("echo", text="hi")], "All done."])
     store = MemoryStore("s1")
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove = Glove(model=model, system_prompt="sys", store=store).fold(echo).build()
     glove.add_subscriber(recorder)
 
@@ -622,7 +610,7 @@ async def test_a_raising_subscriber_does_not_break_the_loop(
         async def record(self, event_type: str, data: Any) -> None:
             raise RuntimeError("subscriber bug")
 
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove = Glove(model=ScriptedModel(["fine"]), system_prompt="s").build()
     glove.add_subscriber(Broken())
     glove.add_subscriber(recorder)

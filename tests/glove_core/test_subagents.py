@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from glove_core import (
     SUBAGENT_TOOL_NAME,
     Glove,
@@ -15,14 +13,7 @@ from glove_core import (
     ToolResultData,
     tool,
 )
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
+from glove_core.testing import RecordingSubscriber
 
 
 @tool
@@ -52,7 +43,7 @@ async def test_subagent_runs_and_parent_sees_bracketed_events() -> None:
     parent_model = ScriptedModel([[dispatch("research", "find x")], "The answer is 42."])
     parent = Glove(model=parent_model, system_prompt="main", store=parent_store)
     parent.define_sub_agent("research", "Looks things up.", factory).build()
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     parent.add_subscriber(recorder)
 
     result = await parent.process_request("what is x?")
@@ -97,7 +88,7 @@ async def test_unknown_subagent_and_failing_factory_are_error_results() -> None:
         raise RuntimeError("no model configured")
 
     store = MemoryStore()
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     parent = Glove(
         model=ScriptedModel([[dispatch("ghost", "x"), dispatch("broken", "y", "d2")], "ok"]),
         system_prompt="p",
