@@ -49,7 +49,9 @@ class Session:
         self.scope = anyio.CancelScope()
         self.unauthorized = 0
         self.not_found = 0
-        http = pool.scoped(observe_status(auth, self._note), timeout)
+        # No standalone server-to-client stream: nothing here consumes messages a server sends
+        # outside a request (see glove_mcp._http).
+        http = pool.scoped(observe_status(auth, self._note), timeout, server_stream=False)
         self.task = asyncio.create_task(self._own(http), name=f"mcp-session:{namespace}")
 
     def _note(self, status: int) -> None:
