@@ -28,7 +28,9 @@ from glove_core.context import (
 from glove_core.context_items import (
     ContextItem,
     ContextItemQueue,
+    ToolsItem,
     current_tool_call,
+    disabled_tools,
     validate_items,
 )
 from glove_core.display import DisplayManager
@@ -390,6 +392,26 @@ class Glove:
         source: Any = "tool" if current_tool_call.get() is not None else "app"
         checked = validate_items(items, source)
         return self._context_items.add(checked, source, key)
+
+    def _switch_tools(self, *, disable: Sequence[str] = (), enable: Sequence[str] = ()) -> None:
+        """Queue a tool switch with the application's authority. For framework code (an MCP
+        mount switching a server's tools), which may run inside a tool call."""
+        items: list[ContextItem] = []
+        if disable:
+            items.append(ToolsItem(disable=list(disable)))
+        if enable:
+            items.append(ToolsItem(enable=list(enable)))
+        if items:
+            self._context_items.add(items, "app", None)
+
+    async def _switched_off_tools(self) -> set[str]:
+        """Tools switched off by the saved history and by switches still queued."""
+        off = disabled_tools(await self._store.get_messages())
+        for _source, items in self._context_items.pending:
+            for item in items:
+                if isinstance(item, ToolsItem):
+                    off = (off | set(item.disable)) - set(item.enable)
+        return off
 
     # -- lifecycle --------------------------------------------------------------------------
 

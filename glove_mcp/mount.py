@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
@@ -97,6 +97,7 @@ class MountState(Enum):
 class _Loaded:
     connection: McpServerConnection
     tools: dict[str, str]  # bridged name -> server's real name
+    replaced: dict[str, Tool] = field(default_factory=dict)  # switched-off tools it took over
 
 
 class McpMount:
@@ -144,6 +145,8 @@ class McpMount:
         self._own_pool = pool is None
         self.pool = pool if pool is not None else McpClientPool()
         self._loaded: dict[str, _Loaded] = {}
+        # Deactivated servers: their tools stay folded but switched off (name -> real name).
+        self._dormant: dict[str, dict[str, str]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._state = MountState.OPEN
 
@@ -191,6 +194,7 @@ class McpMount:
             pool=self.pool,
         )
         folded: list[str] = []
+        replaced: dict[str, Tool] = {}
         try:
             await conn.connect()
             listed = await conn.list_tools()
@@ -207,13 +211,21 @@ class McpMount:
                     entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
                 )
             self._check_open()
+            # A server switched off earlier left its tools folded (so the tool list, and the
+            # prompt cache, stayed put): the new bridges take their place under the same names.
+            dormant = self._dormant.get(entry.id, {})
             for tool, _ in bridged:
+                previous = self.glove.unfold(tool.name) if tool.name in dormant else None
+                if previous is not None:
+                    replaced[tool.name] = previous
                 self.glove.fold(tool)
                 folded.append(tool.name)
-            return _Loaded(conn, {t.name: real for t, real in bridged})
+            return _Loaded(conn, {t.name: real for t, real in bridged}, replaced)
         except BaseException:
             for name in folded:
                 self.glove.unfold(name)
+            for previous in replaced.values():
+                self.glove.fold(previous)
             await conn.close()
             raise
 
@@ -295,36 +307,45 @@ class McpMount:
             except BaseException as exc:
                 for name in loaded.tools:
                     self.glove.unfold(name)
+                for previous in loaded.replaced.values():
+                    self.glove.fold(previous)
                 await loaded.connection.close()
                 if not isinstance(exc, Exception):
                     raise
                 raise McpActivationError(id, f"the adapter failed to record it: {exc}") from exc
             self._loaded[id] = loaded
+            self._dormant.pop(id, None)
+            # Switched off earlier (in this process, or in the saved history of a conversation
+            # that was restarted): switch them back on from the next model call.
+            off = await self.glove._switched_off_tools()
+            back_on = [name for name in loaded.tools if name in off]
+            if back_on:
+                self.glove._switch_tools(enable=back_on)
         await self._emit("mcp_server_activated", McpServerActivated(id, tuple(loaded.tools)))
         return list(loaded.tools)
 
     async def deactivate(self, id: str) -> list[str]:
-        """Unload server ``id``: unfold its tools, close its connection, and mark it inactive
-        in the adapter. Idempotent.
+        """Switch server ``id`` off: its tools are switched off from the next model call (they
+        stay in the tool list, so the prompt cache survives, and a call to one is answered
+        ``tool_inactive`` without running), its connection is closed, and the adapter marks it
+        inactive. ``activate`` switches them back on. Idempotent.
 
         Returns:
-            The bridged tool names that were unfolded.
+            The bridged tool names that were switched off.
         """
         self._check_open()
         async with self._lock(id):
             loaded = self._loaded.pop(id, None)
-            removed: list[str] = []
+            switched: list[str] = []
             if loaded is not None:
-                for name in loaded.tools:
-                    try:
-                        self.glove.unfold(name)
-                        removed.append(name)
-                    except KeyError:
-                        pass  # the application unfolded it already
+                switched = [name for name in loaded.tools if name in self.glove._tools]
+                if switched:
+                    self.glove._switch_tools(disable=switched)
+                self._dormant.setdefault(id, {}).update(loaded.tools)
                 await loaded.connection.close()
             await self.adapter.deactivate(id)
-        await self._emit("mcp_server_deactivated", McpServerDeactivated(id, tuple(removed)))
-        return removed
+        await self._emit("mcp_server_deactivated", McpServerDeactivated(id, tuple(switched)))
+        return switched
 
     # -- closing ------------------------------------------------------------------------------
 

@@ -231,7 +231,9 @@ async def test_adapter_state_survives_a_restart(
         assert "notes__search_pages" in {t.name for t in second.tools}
 
 
-async def test_deactivate_unloads_the_servers_tools(catalogue: list[McpCatalogueEntry]) -> None:
+async def test_deactivate_switches_the_servers_tools_off(
+    catalogue: list[McpCatalogueEntry],
+) -> None:
     model = ScriptedModel(
         [
             [call(FIND_CAPABILITY, "m1", need="notes")],
@@ -240,17 +242,20 @@ async def test_deactivate_unloads_the_servers_tools(catalogue: list[McpCatalogue
             [call(FIND_CAPABILITY, "m2", need="stop using notes")],
             [call("deactivate", "s2", id="notes")],
             "ok",
+            [call("notes__search_pages", "m3", query="x")],
             "done",
         ]
     )
-    glove = Glove(model=model, system_prompt="main", server_mode=True)
+    store = MemoryStore()
+    glove = Glove(model=model, system_prompt="main", store=store, server_mode=True)
     adapter = MemoryMcpAdapter("c")
     async with await mount_mcp(glove, adapter=adapter, entries=catalogue) as mount:
         glove.build()
         await glove.process_request("go")
         assert mount.loaded == []
         assert await adapter.get_active() == []
-        assert not any(t.name.startswith("notes__") for t in glove.tools)
+    *_, last = results(await store.get_messages())
+    assert last.message is not None and last.message.startswith("tool_inactive")
 
 
 def test_small_catalogues_are_inlined_large_ones_searched() -> None:
@@ -275,3 +280,33 @@ async def test_find_capability_rejects_an_empty_need(catalogue: list[McpCatalogu
         await asyncio.wait_for(glove.process_request("go"), 10)
     (result,) = results(await store.get_messages())
     assert result.status == "error" and "need" in (result.message or "")
+
+
+async def test_reactivation_after_a_restart_switches_tools_back_on(
+    catalogue: list[McpCatalogueEntry], tmp_path: Path
+) -> None:
+    from glove_core import SqliteStore
+
+    path = tmp_path / "conv.db"
+    async with SqliteStore(path, "conv") as store:
+        first = Glove(model=ScriptedModel(["ok"]), system_prompt="main", store=store)
+        async with await mount_mcp(
+            first, adapter=SqliteMcpAdapter(path, "conv"), entries=catalogue
+        ) as mount:
+            first.build()
+            await mount.activate("notes")
+            await mount.deactivate("notes")
+            await first.process_request("saves the switch")
+
+    async with SqliteStore(path, "conv") as store:
+        model = ScriptedModel([[call("notes__search_pages", "m1", query="x")], "done"])
+        second = Glove(model=model, system_prompt="main", store=store, server_mode=True)
+        async with await mount_mcp(
+            second, adapter=SqliteMcpAdapter(path, "conv"), entries=catalogue
+        ) as mount:
+            second.build()
+            assert mount.loaded == []
+            await mount.activate("notes")
+            result = await second.process_request("search")
+    (searched,) = results(result.messages)
+    assert searched.status == "success"

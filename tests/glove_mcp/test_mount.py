@@ -15,6 +15,7 @@ from mcp_types import ListToolsResult
 from mcp_types import Tool as McpTool
 
 from glove_core import Glove, ModelRequest, ScriptedModel, Tool, ToolCall
+from glove_core.testing import RecordingSubscriber
 from glove_mcp import (
     McpActivationError,
     McpCatalogueEntry,
@@ -150,16 +151,27 @@ async def test_adapter_tokens_reach_the_server(servers: Servers) -> None:
 async def test_activate_and_deactivate(servers: Servers) -> None:
     seen_tools: list[set[str]] = []
 
-    def snapshot(reply: str) -> Any:
-        def item(request: ModelRequest) -> str:
+    def snapshot(reply: Any) -> Any:
+        def item(request: ModelRequest) -> Any:
             seen_tools.append({t.name for t in request.tools})
             return reply
 
         return item
 
-    glove = _glove([snapshot("one"), snapshot("two")])
+    def read(call_id: str) -> list[ToolCall]:
+        return [ToolCall(id=call_id, name="notes__search_pages", input={"query": "x"})]
+
+    glove = _glove(
+        [
+            snapshot("one"),
+            snapshot(read("c1")),
+            snapshot("two"),
+            snapshot(read("c2")),
+            snapshot("three"),
+        ]
+    )
     glove.build()
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove.add_subscriber(recorder)
     adapter = MemoryMcpAdapter("conv")
     async with await mount_mcp(glove, adapter=adapter, entries=servers.entries()) as mount:
@@ -172,17 +184,24 @@ async def test_activate_and_deactivate(servers: Servers) -> None:
         connection = mount.connection("notes")
         assert connection is not None
 
-        removed = await mount.deactivate("notes")
-        assert sorted(removed) == sorted(names)
-        assert not any(n.startswith("notes__") for n in _names(glove))
+        switched = await mount.deactivate("notes")
+        assert sorted(switched) == sorted(names)
         assert connection.state is ConnectionState.CLOSED
         assert await adapter.get_active() == []
-        await glove.process_request("second")
         assert await mount.deactivate("notes") == []  # idempotent
+        second = await glove.process_request("second")
+        (inactive,) = [r.result for m in second.messages for r in (m.tool_results or [])]
+        assert inactive.message is not None and inactive.message.startswith("tool_inactive")
+
+        assert await mount.activate("notes") == names  # back on, over a new connection
+        third = await glove.process_request("third")
+        (active,) = [r.result for m in third.messages for r in (m.tool_results or [])]
+        assert active.status == "success"
+    # The tool list never changed: switching off keeps the prompt cache's prefix.
+    assert seen_tools[0] == seen_tools[1] == seen_tools[3]
     assert "notes__read_page" in seen_tools[0]
-    assert not any(n.startswith("notes__") for n in seen_tools[1])
     kinds = [name for name, _ in recorder.events if name.startswith("mcp_")]
-    assert kinds[:2] == ["mcp_server_activated", "mcp_server_deactivated"]
+    assert kinds[:3] == ["mcp_server_activated", "mcp_server_deactivated", "mcp_server_deactivated"]
 
 
 async def test_failed_activation_leaves_nothing_behind(servers: Servers) -> None:
