@@ -240,3 +240,36 @@ async def test_ctrl_c_aborts_the_request_and_keeps_the_conversation(tmp_path: Pa
 
     async with SqliteStore(tmp_path / "chat.db", "c1") as store:
         assert [m.text for m in await store.get_messages()] == ["hello"]
+
+
+async def test_demo_with_a_key_uses_claude_then_stays_interactive(tmp_path: Path) -> None:
+    from glove_core.testing import FakeReply, FakeToolUse, serve_fake_anthropic
+
+    async with serve_fake_anthropic() as fake:
+        fake.script(
+            FakeReply(("Let me look.", FakeToolUse("find_capability", {"need": "bug tracker"}))),
+            FakeReply((FakeToolUse("activate", {"id": "tracker"}),)),
+            FakeReply(("Activated the tracker.",)),
+            FakeReply((FakeToolUse("tracker__list_issues", {"state": "open"}),)),
+            FakeReply(("ENG-1 is open.",)),
+            FakeReply(("Anything else?",)),
+        )
+        environment = cli_env(tmp_path)
+        environment.update(ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=fake.base_url)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "glove_mcp.cli",
+            "demo",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=environment,
+        )
+        out, err = await asyncio.wait_for(process.communicate(b"thanks\n/quit\n"), 120)
+    text = out.decode()
+    assert process.returncode == 0, err.decode()
+    assert "Claude plays the agent" in text and "OFFLINE" not in text
+    assert "← tracker__list_issues" in text and "ENG-1 is open." in text
+    assert "Anything else?" in text  # the interactive turn after the scripted question
+    assert "test-key" not in text + err.decode()
