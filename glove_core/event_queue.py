@@ -15,6 +15,7 @@ from typing import Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from glove_core.errors import StoreCorruptError
+from glove_core.stores._sqlite_schema import use_wal
 from glove_core.types import ContentPart
 
 __all__ = [
@@ -116,7 +117,7 @@ class SqliteEventQueue:
         try:
             conn.execute("PRAGMA busy_timeout = 30000")
             if not self._ready:
-                conn.execute("PRAGMA journal_mode = WAL")
+                use_wal(conn, 30.0)
                 conn.execute(_SCHEMA)
                 self._ready = True
         except sqlite3.DatabaseError as exc:

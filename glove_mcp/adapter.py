@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol, TypeVar, runtime_checkable
 
+from glove_core.stores._sqlite_schema import use_wal
 from glove_mcp.errors import McpStateError
 
 __all__ = [
@@ -183,7 +184,7 @@ class SqliteMcpAdapter:
             )
         if self._conn is None:
             conn = sqlite3.connect(self.path, timeout=self._busy_timeout, check_same_thread=False)
-            conn.execute("PRAGMA journal_mode=WAL")
+            use_wal(conn, self._busy_timeout)
             conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
             with conn:
                 conn.execute(_SCHEMA)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -24,6 +25,7 @@ __all__ = [
     "now",
     "transaction",
     "translate",
+    "use_wal",
     "with_existing_file",
 ]
 
@@ -127,7 +129,7 @@ def connect(path: str, busy_timeout: float, *, create: bool) -> sqlite3.Connecti
             raise StoreVersionError(path, version, SCHEMA_VERSION)
         # WAL lets readers run while one connection writes; NORMAL sync is durable against a
         # process crash (only an OS crash can lose the last commits).
-        conn.execute("PRAGMA journal_mode = WAL")
+        use_wal(conn, busy_timeout)
         conn.execute("PRAGMA synchronous = NORMAL")
         if version < SCHEMA_VERSION:
             _migrate(conn, path)
@@ -138,6 +140,23 @@ def connect(path: str, busy_timeout: float, *, create: bool) -> sqlite3.Connecti
         conn.close()
         raise
     return conn
+
+
+def use_wal(conn: sqlite3.Connection, busy_timeout: float) -> None:
+    """Switch the file to WAL once. Several connections opening a new file at the same moment
+    race for this switch, and SQLite answers the losers "database is locked" at once, without
+    its busy handler; they retry until the winner is done (the mode is then already WAL)."""
+    deadline = time.monotonic() + max(busy_timeout, 0.1)
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.005)  # this runs in a worker thread, never on the event loop
 
 
 def _schema_version(conn: sqlite3.Connection, path: str) -> int:
