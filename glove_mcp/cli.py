@@ -10,6 +10,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 import time
 from collections.abc import Sequence
@@ -286,9 +287,19 @@ async def _serve(args: argparse.Namespace) -> int:
         return glove
 
     server = HeadlessServer(str(db), api_key, factory)
-    config = uvicorn.Config(server.app, host=args.host, port=args.port, log_level="warning")
-    print(f"glove-mcp serve: http://{args.host}:{args.port} (sessions in {db})", flush=True)
-    await uvicorn.Server(config).serve()
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ACK stalls
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
+    port = sock.getsockname()[1]
+    print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
+    config = uvicorn.Config(server.app, log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
     return 0
 
 
@@ -382,7 +393,7 @@ def _parser() -> argparse.ArgumentParser:
         "serve", help="a headless HTTP agent server (one agent per session)"
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--port", type=int, default=8765, help="0 picks a free port")
     serve.add_argument(
         "--api-key-env",
         default="GLOVE_API_KEY",

@@ -273,3 +273,47 @@ async def test_demo_with_a_key_uses_claude_then_stays_interactive(tmp_path: Path
     assert "← tracker__list_issues" in text and "ENG-1 is open." in text
     assert "Anything else?" in text  # the interactive turn after the scripted question
     assert "test-key" not in text + err.decode()
+
+
+async def test_serve_runs_a_headless_server(tmp_path: Path) -> None:
+    import httpx2
+
+    async with serve("tracker") as url:
+        catalogue = write_catalogue(tmp_path / "servers.toml", tracker=url)
+        script = tmp_path / "script.json"
+        script.write_text(json.dumps(["Hello from the server."]))
+        environment = cli_env(tmp_path)
+        environment["GLOVE_API_KEY"] = "k"
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "glove_mcp.cli",
+            "serve",
+            "--port",
+            "0",
+            "--script",
+            str(script),
+            "--catalogue",
+            str(catalogue),
+            "--db",
+            str(tmp_path / "s.db"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=environment,
+        )
+        try:
+            assert process.stdout is not None
+            line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+            base = re.search(r"(http://\S+)", line)
+            assert base is not None, line
+            async with httpx2.AsyncClient(
+                base_url=base.group(1), headers={"Authorization": "Bearer k"}, timeout=30
+            ) as client:
+                session = (await client.post("/sessions")).json()["id"]
+                reply = await client.post(f"/sessions/{session}/messages", json={"text": "hi"})
+                assert 'event: final\ndata: {"text": "Hello from the server."' in reply.text
+            async with httpx2.AsyncClient(base_url=base.group(1), timeout=30) as anonymous:
+                assert (await anonymous.get(f"/sessions/{session}")).status_code == 401
+        finally:
+            process.terminate()
+            await process.wait()
