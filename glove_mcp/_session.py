@@ -17,6 +17,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from glove_mcp._http import McpClientPool, observe_status
@@ -39,9 +40,14 @@ class Session:
         auth: httpx2.Auth | None,
         timeout: httpx2.Timeout,
         client_info: types.Implementation,
+        *,
+        command: list[str] | None = None,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.namespace = namespace
         self.url = url
+        self.command = command
+        self.env = env
         self.client_info = client_info
         self.session: ClientSession | None = None
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -75,8 +81,16 @@ class Session:
                 self.ready.set_exception(ConnectionError("the session ended before initialize"))
 
     async def _serve(self, http: httpx2.AsyncClient) -> None:
+        if self.command:
+            # A stdio server: the process is the session; it ends when the session does.
+            params = StdioServerParameters(
+                command=self.command[0], args=self.command[1:], env=self.env
+            )
+            transport: Any = stdio_client(params)
+        else:
+            transport = streamable_http_client(self.url, http_client=http)
         async with (
-            streamable_http_client(self.url, http_client=http) as (read, write),
+            transport as (read, write),
             ClientSession(read, write, client_info=self.client_info) as session,
         ):
             await session.initialize()

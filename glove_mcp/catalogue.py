@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from glove_mcp._ranking import RankingIndex, RankingParams, query_tokens
 from glove_mcp._spelling import Speller
@@ -35,10 +35,13 @@ class McpCatalogueEntry(BaseModel):
             and ``_``, and no ``__`` (the namespace separator).
         name: a human name, e.g. "Notion".
         description: what the server can do; discovery ranks on it.
-        url: the Streamable HTTP endpoint.
+        url: the Streamable HTTP endpoint (leave it empty for a stdio server).
         tags: keywords for discovery and tag filters.
         exclude_tools: server tool names (un-namespaced) never offered to the model.
         metadata: free-form data for the application.
+        command: for a local stdio server instead of ``url``: the command that starts it,
+            e.g. ``["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]``.
+        env: extra environment variables for that command.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -46,10 +49,21 @@ class McpCatalogueEntry(BaseModel):
     id: str
     name: str
     description: str
-    url: str
+    url: str = ""
     tags: list[str] = Field(default_factory=list)
     exclude_tools: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    command: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _check_transport(self) -> McpCatalogueEntry:
+        if bool(self.url) == bool(self.command):
+            raise ValueError(
+                f"catalogue entry {self.id!r} needs exactly one of url (a Streamable HTTP "
+                "server) or command (a stdio server)"
+            )
+        return self
 
     @field_validator("id")
     @classmethod

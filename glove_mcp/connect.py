@@ -29,7 +29,7 @@ import asyncio
 import functools
 import importlib.metadata
 import logging
-from collections.abc import Callable, Collection, Coroutine
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Any, TypeVar
@@ -119,7 +119,8 @@ class McpServerConnection:
 
     Attributes:
         namespace: the server's id; bridged tool names start with it.
-        url: the Streamable HTTP endpoint.
+        url: the Streamable HTTP endpoint ("" for a stdio server).
+        command: for a stdio server, the command that starts it (None for HTTP).
     """
 
     def __init__(
@@ -127,6 +128,8 @@ class McpServerConnection:
         namespace: str,
         url: str,
         *,
+        command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
         auth: httpx2.Auth | None = None,
         client_info: ClientInfo | None = None,
         exclude_tools: Collection[str] = (),
@@ -136,8 +139,15 @@ class McpServerConnection:
         call_timeout: float | None = 300.0,
         close_timeout: float = 5.0,
     ) -> None:
+        if bool(url) == bool(command):
+            raise ValueError(
+                f"MCP connection {namespace!r}: give a url (Streamable HTTP) or a command "
+                "(stdio), exactly one"
+            )
         self.namespace = namespace
         self.url = url
+        self.command = list(command) if command else None
+        self._env = dict(env) if env else None
         self._auth = auth
         self._client_info = (client_info or ClientInfo()).to_mcp()
         self.exclude_tools = frozenset(exclude_tools)
@@ -209,7 +219,14 @@ class McpServerConnection:
                 self.reconnects += 1
             self._sessions_opened += 1
             fresh = Session(
-                self.namespace, self.url, self._pool, self._auth, self._timeout, self._client_info
+                self.namespace,
+                self.url,
+                self._pool,
+                self._auth,
+                self._timeout,
+                self._client_info,
+                command=self.command,
+                env=self._env,
             )
             self._session = fresh
             try:
@@ -414,7 +431,8 @@ class McpServerConnection:
         return await self._request(f"tools/call {name!r}", call)
 
     def __repr__(self) -> str:
-        return f"<McpServerConnection {self.namespace!r} {self.url} {self.state.value}>"
+        where = self.url or f"stdio:{self.command[0] if self.command else '?'}"
+        return f"<McpServerConnection {self.namespace!r} {where} {self.state.value}>"
 
 
 async def connect_mcp(
@@ -425,16 +443,18 @@ async def connect_mcp(
     exclude_tools: Collection[str] = (),
     filter_tools: ToolFilter | None = None,
     *,
+    command: Sequence[str] | None = None,
+    env: Mapping[str, str] | None = None,
     pool: McpClientPool | None = None,
     connect_timeout: float = 30.0,
     call_timeout: float | None = 300.0,
 ) -> McpServerConnection:
-    """Open a persistent session to an MCP server over Streamable HTTP.
+    """Open a persistent session to an MCP server over Streamable HTTP, or over stdio.
 
     Args:
         namespace: the server's id (the catalogue id); bridged tools are named
             ``namespace__tool``.
-        url: the Streamable HTTP endpoint.
+        url: the Streamable HTTP endpoint; "" for a stdio server.
         auth: credentials resolved per request: ``bearer(...)``, ``headers(...)``,
             ``adapter_auth(...)`` or any ``httpx2.Auth`` (e.g. an OAuth provider).
         client_info: how the client introduces itself.
@@ -444,6 +464,9 @@ async def connect_mcp(
             closes it on ``close()``.
         connect_timeout: seconds for connecting and ``initialize``.
         call_timeout: seconds a tool call may take (None: no limit).
+        command: for a stdio server (``url=""``), the command that starts it, e.g.
+            ``["npx", "-y", "some-mcp-server"]``; the process lives as long as the session.
+        env: extra environment variables for that process.
 
     Returns:
         The connected ``McpServerConnection``; close it with ``close()`` or ``async with``.
@@ -454,6 +477,8 @@ async def connect_mcp(
     conn = McpServerConnection(
         namespace,
         url,
+        command=command,
+        env=env,
         auth=auth,
         client_info=client_info,
         exclude_tools=exclude_tools,

@@ -187,6 +187,8 @@ class McpMount:
         conn = McpServerConnection(
             entry.id,
             entry.url,
+            command=entry.command or None,
+            env=entry.env or None,
             auth=adapter_auth(self.adapter, entry.id),
             client_info=self.client_info,
             exclude_tools=entry.exclude_tools,

@@ -13,7 +13,9 @@ import contextlib
 import sys
 from collections.abc import AsyncIterator, Sequence
 
-from glove_mcp.testing.harness import McpTestServer
+from mcp.server.mcpserver import MCPServer
+
+from glove_mcp.testing.harness import McpTestServer, build_server
 
 __all__ = ["main", "spawn_server", "spawn_servers"]
 
@@ -33,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--count", type=int, default=1, help="serve this many servers, one URL per line"
+    )
+    parser.add_argument(
+        "--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP"
     )
     return parser
 
@@ -61,6 +66,13 @@ async def _serve_until_stdin_closes(args: argparse.Namespace) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m glove_mcp.testing``."""
     args = _parser().parse_args(argv)
+    if args.stdio:
+        server = build_server(args.kind)
+        if not isinstance(server, MCPServer):
+            raise SystemExit(f"the {args.kind} server cannot run over stdio")
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(server.run_stdio_async())
+        return 0
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(_serve_until_stdin_closes(args))
     return 0
