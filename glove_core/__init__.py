@@ -113,6 +113,8 @@ from glove_core.types import Usage as Usage
 if TYPE_CHECKING:
     from glove_core.models.anthropic import AnthropicModel as AnthropicModel
     from glove_core.models.anthropic import CacheTTL as CacheTTL
+from glove_core.stores.memory import PlainMemoryStore as PlainMemoryStore
+from glove_core.subagents import run_subagent as run_subagent
 
 __all__ = [
     "SUBAGENT_TOOL_NAME",
@@ -176,6 +178,7 @@ __all__ = [
     "OpenAICompatModel",
     "OutsideEvent",
     "PermissionStore",
+    "PlainMemoryStore",
     "ReentrantRequestError",
     "RequestResult",
     "RetryPolicy",
@@ -219,6 +222,7 @@ __all__ = [
     "format_events",
     "instruction",
     "notice",
+    "run_subagent",
     "tool",
 ]
 

@@ -155,6 +155,7 @@ class EventHub:
         self._closed = False
         self.waking: list[OutsideEvent] = []
         """The events of the wake-up turn in progress (for failure reports)."""
+        self._arrived = False
 
     # -- intake -----------------------------------------------------------------------------
 
@@ -189,6 +190,7 @@ class EventHub:
             await self._emit_received(event, "dropped")
             await self._glove._subscribers.emit("event_dropped", EventDropped(event.id, "expired"))
             return "dropped"
+        self._arrived = True
         if self._glove._turn.locked():
             disposition: EventDisposition = "queued"
         else:
@@ -259,8 +261,16 @@ class EventHub:
 
     # -- delivery ---------------------------------------------------------------------------
 
-    async def take(self) -> list[OutsideEvent]:
-        """Pending events still valid; expired ones are dropped (and reported)."""
+    async def take(self, *, only_if_new: bool = False) -> list[OutsideEvent]:
+        """Pending events still valid; expired ones are dropped (and reported).
+
+        With ``only_if_new`` (between tool steps) the queue is read only if an event arrived
+        since the last take; a request start always reads it, since a durable queue may hold
+        events from before a restart.
+        """
+        if only_if_new and not self._arrived:
+            return []
+        self._arrived = False
         now = datetime.now(UTC)
         fresh: list[OutsideEvent] = []
         for event in await self.queue.pending():

@@ -16,7 +16,12 @@ from typing import TYPE_CHECKING, Literal
 
 from glove_core._execute import execute_tool_calls, interrupted_result
 from glove_core.abort import AbortError, AbortSignal
-from glove_core.builtin.inbox import pending_blocking_reminder, place_transient, take_resolved_inbox
+from glove_core.builtin.inbox import (
+    POST_TO_INBOX_TOOL_NAME,
+    pending_blocking_reminder,
+    place_transient,
+    take_resolved_inbox,
+)
 from glove_core.compaction import compact, maybe_compact
 from glove_core.context import (
     ContextDelivery,
@@ -135,15 +140,15 @@ class _Run:
         self.disabled: set[str] = set()
         self.request_context: Message | None = None
         self.request_index = 0
-        self.saved_ids: set[str] = set()
+        self.saved_before: list[Message] = []  # the whole stored conversation at the start
         self.last_usage: Usage | None = None
+        self.reminder: Message | None = None  # transient: pending blocking inbox items
         self.sent_count = 0
 
     async def save(self, messages: list[Message]) -> None:
         await self.glove.store.append_messages(messages)
         self.history.extend(messages)
         self.added.extend(messages)
-        self.saved_ids.update(m.id for m in messages)
         if any(m.framework_context == "runtime" for m in messages):
             self.disabled = disabled_tools(messages, start=self.disabled)
 
@@ -156,7 +161,7 @@ class _Run:
         hub = self.glove._events
         message = hub.message_for(events)
         # A crash between saving a batch and marking it injected must not save it twice.
-        if message.id not in self.saved_ids:
+        if not any(m.id == message.id for m in (*self.saved_before, *self.added)):
             await self.save([message])
         await hub.mark_injected(events, where)
         return message
@@ -175,7 +180,7 @@ async def run_request(
     run = _Run(glove, signal)
     store = glove.store
     saved = await store.get_messages()
-    run.saved_ids = {m.id for m in saved}
+    run.saved_before = saved
     run.disabled = disabled_tools(saved)
     run.history = visible_history(saved)
     run.total = await store.get_usage()
@@ -187,6 +192,8 @@ async def run_request(
         )
         await run.save([repair])
     await take_resolved_inbox(store, run.save)
+    # Read once per request (and again after the agent posts to its inbox), not per model call.
+    run.reminder = await pending_blocking_reminder(store)
     await _before_request_message(run, is_wake=events is not None)
     run.request_index = len(run.history)
     if events is not None:
@@ -242,7 +249,9 @@ async def run_request(
         if not reply.tool_calls:
             return RequestResult(text, run.added, run.usage, "end_turn")
         await _run_tools(run, reply)
-        pending = await glove._events.take()
+        if any(c.name == POST_TO_INBOX_TOOL_NAME for c in reply.tool_calls):
+            run.reminder = await pending_blocking_reminder(store)
+        pending = await glove._events.take(only_if_new=True)
         if pending:
             await run.save_events(pending, "tool_step")
         signal.throw_if_aborted()
@@ -304,7 +313,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
         if transient is not None:
             messages.append(transient)
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
-    messages = place_transient(messages, await pending_blocking_reminder(glove.store))
+    messages = place_transient(messages, run.reminder)
     return ModelRequest(
         system=glove.system_prompt,
         tools=[t.spec for t in glove._tools.values()],

@@ -23,7 +23,7 @@ from glove_core.types import ToolResultData
 if TYPE_CHECKING:
     from glove_core.glove import Glove
 
-__all__ = ["SUBAGENT_TOOL_NAME", "SubAgentFactory", "SubAgentRegistry"]
+__all__ = ["SUBAGENT_TOOL_NAME", "SubAgentFactory", "SubAgentRegistry", "run_subagent"]
 
 SUBAGENT_TOOL_NAME = "glove_invoke_subagent"
 
@@ -100,29 +100,44 @@ class SubAgentRegistry:
                 status="error",
                 message=f"unknown subagent {input.name!r}; available subagents: {names}",
             )
-        parent = self._glove._subscribers
-        await parent.emit(
-            "subagent_invoked", SubagentInvoked(agent.name, input.prompt, ctx.call_id)
-        )
-        status: Literal["success", "error", "aborted"] = "error"
-        text = ""
         try:
-            child = agent.factory()
-            if inspect.isawaitable(child):
-                child = await child
-            child.build()
-            child.add_subscriber(_Forwarder(parent))
-            result = await child.process_request(input.prompt, signal=ctx.signal)
-            text, status = result.text, "success"
-            return ToolResultData(status="success", data=text)
+            text = await run_subagent(self._glove, agent.name, agent.factory, input.prompt, ctx)
         except AbortError:
-            status, text = "aborted", ""
             raise
         except Exception as exc:
-            text = f"subagent {agent.name!r} failed: {type(exc).__name__}: {exc}"
-            return ToolResultData(status="error", message=text)
-        finally:
-            await parent.emit(
-                "subagent_completed",
-                SubagentCompleted(agent.name, ctx.call_id, text, status),
+            return ToolResultData(
+                status="error",
+                message=f"subagent {agent.name!r} failed: {type(exc).__name__}: {exc}",
             )
+        return ToolResultData(status="success", data=text)
+
+
+async def run_subagent(
+    parent: Glove, name: str, factory: SubAgentFactory, prompt: str, ctx: ToolContext
+) -> str:
+    """Run a fresh child Glove for one tool call of ``parent`` and return its final text.
+
+    The parent's subscribers see ``subagent_invoked``, then the child's own events, then
+    ``subagent_completed``, whatever happens. Whatever the child raises propagates.
+    """
+    events = parent._subscribers
+    await events.emit("subagent_invoked", SubagentInvoked(name, prompt, ctx.call_id))
+    status: Literal["success", "error", "aborted"] = "error"
+    text = ""
+    try:
+        child = factory()
+        if inspect.isawaitable(child):
+            child = await child
+        child.build()
+        child.add_subscriber(_Forwarder(events))
+        result = await child.process_request(prompt, signal=ctx.signal)
+        text, status = result.text, "success"
+        return text
+    except AbortError:
+        status = "aborted"
+        raise
+    except Exception as exc:
+        text = f"subagent {name!r} failed: {type(exc).__name__}: {exc}"
+        raise
+    finally:
+        await events.emit("subagent_completed", SubagentCompleted(name, ctx.call_id, text, status))

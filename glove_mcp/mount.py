@@ -22,12 +22,12 @@ from enum import Enum
 from typing import Literal
 
 from glove_core import Glove, ModelAdapter, Tool
-from glove_core.subscribers import SubscriberSet
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.bridge import bridge_mcp_tool
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
+from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
 from glove_mcp.errors import (
     GloveMcpError,
     McpActivationError,
@@ -178,7 +178,7 @@ class McpMount:
         return self._locks.setdefault(id, asyncio.Lock())
 
     async def _emit(self, event: str, payload: object) -> None:
-        await SubscriberSet(list(self.glove.subscribers)).emit(event, payload)
+        await self.glove._subscribers.emit(event, payload)
 
     # -- loading ------------------------------------------------------------------------------
 
@@ -393,6 +393,7 @@ async def mount_mcp(
     wrap_tool: WrapTool | None = None,
     *,
     pool: McpClientPool | None = None,
+    discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
 ) -> McpMount:
     """Mount a conversation's MCP servers on ``glove``: reload the active ones in parallel and
     fold their bridged tools. Call it before or after ``glove.build()``.
@@ -409,6 +410,9 @@ async def mount_mcp(
         filter_tools: ``(server_id, tool) -> bool``; False hides a tool.
         wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before folding.
         pool: the shared HTTP client holder; by default the mount creates one and closes it.
+        discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
+            its prompt while it fits this many tokens (about four characters each); a larger
+            catalogue is searched with ``list_capabilities`` instead.
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
@@ -427,11 +431,8 @@ async def mount_mcp(
         pool=pool,
     )
     await mount.reload()
-    # Imported here: discovery builds on the mount, so the mount module cannot import it first.
-    from glove_mcp.discovery import discovery_tool
-
     try:
-        glove.fold(discovery_tool(mount))
+        glove.fold(discovery_tool(mount, discovery_budget_tokens))
     except BaseException:
         await mount.aclose()
         raise

@@ -16,6 +16,7 @@ from glove_core.stores.base import (
     TaskStore as TaskStore,
 )
 from glove_core.stores.memory import MemoryStore as MemoryStore
+from glove_core.stores.memory import PlainMemoryStore as PlainMemoryStore
 from glove_core.stores.sqlite import SessionInfo as SessionInfo
 from glove_core.stores.sqlite import SqliteStore as SqliteStore
 
@@ -24,6 +25,7 @@ __all__ = [
     "MemoryStore",
     "PermissionStatus",
     "PermissionStore",
+    "PlainMemoryStore",
     "SessionInfo",
     "SqliteStore",
     "StoreAdapter",

@@ -1,4 +1,5 @@
-"""MemoryStore: a conversation kept in process memory, with every optional capability."""
+"""Conversations kept in process memory: ``MemoryStore`` (every optional capability) and
+``PlainMemoryStore`` (messages and counters only)."""
 
 from __future__ import annotations
 
@@ -7,14 +8,15 @@ from typing import Literal
 from glove_core.stores.base import PermissionStatus
 from glove_core.types import InboxItem, Message, Task, Usage
 
-__all__ = ["MemoryStore"]
+__all__ = ["MemoryStore", "PlainMemoryStore"]
 
 
-class MemoryStore:
-    """Keeps one conversation in memory; lost when the process ends.
+class PlainMemoryStore:
+    """Keeps one conversation's messages and counters in memory, and nothing else.
 
-    Implements ``StoreAdapter`` and the task, permission and inbox capabilities. Messages are
-    frozen values (see ``glove_core.types``), so they are shared, not copied.
+    Implements ``StoreAdapter`` only, so a Glove on it gets no task or inbox tools (a short-lived
+    helper agent, say). Messages are frozen values (see ``glove_core.types``), so they are
+    shared, not copied.
     """
 
     def __init__(self, identifier: str = "memory") -> None:
@@ -22,7 +24,6 @@ class MemoryStore:
         self._messages: list[Message] = []
         self._usage = Usage()
         self._turns = 0
-        self._tasks: list[Task] = []
         self._permissions: dict[tuple[str, str], PermissionStatus] = {}
         self._inbox: dict[str, InboxItem] = {}
 
@@ -38,7 +39,7 @@ class MemoryStore:
         self._messages.extend(messages)
 
     async def get_usage(self) -> Usage:
-        return self._usage.model_copy()
+        return self._usage
 
     async def add_usage(self, usage: Usage) -> None:
         self._usage = self._usage + usage
@@ -53,11 +54,25 @@ class MemoryStore:
         self._usage = Usage()
         self._turns = 0
 
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self._identifier!r}, messages={len(self._messages)})"
+
+
+class MemoryStore(PlainMemoryStore):
+    """Keeps one conversation in memory; lost when the process ends.
+
+    Implements ``StoreAdapter`` and the task, permission and inbox capabilities.
+    """
+
+    def __init__(self, identifier: str = "memory") -> None:
+        super().__init__(identifier)
+        self._tasks: list[Task] = []
+
     async def get_tasks(self) -> list[Task]:
-        return [t.model_copy() for t in self._tasks]
+        return list(self._tasks)
 
     async def set_tasks(self, tasks: list[Task]) -> None:
-        self._tasks = [t.model_copy() for t in tasks]
+        self._tasks = list(tasks)
 
     async def get_permission(self, tool_name: str, input_key: str) -> PermissionStatus | None:
         return self._permissions.get((tool_name, input_key))
@@ -68,12 +83,12 @@ class MemoryStore:
         self._permissions[(tool_name, input_key)] = status
 
     async def get_inbox_items(self) -> list[InboxItem]:
-        return [i.model_copy() for i in self._inbox.values()]
+        return list(self._inbox.values())
 
     async def add_inbox_item(self, item: InboxItem) -> None:
         if item.id in self._inbox:
             raise ValueError(f"inbox item {item.id!r} already exists")
-        self._inbox[item.id] = item.model_copy()
+        self._inbox[item.id] = item
 
     async def update_inbox_item(
         self,
@@ -96,7 +111,4 @@ class MemoryStore:
         self._inbox[item_id] = item.model_copy(update=changes)
 
     async def get_resolved_inbox_items(self) -> list[InboxItem]:
-        return [i.model_copy() for i in self._inbox.values() if i.status == "resolved"]
-
-    def __repr__(self) -> str:
-        return f"MemoryStore({self._identifier!r}, messages={len(self._messages)})"
+        return [i for i in self._inbox.values() if i.status == "resolved"]

@@ -26,6 +26,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from glove_core.testing._fake_base import DroppedConnection, FakeAPIBase, RecordedRequest
 from glove_core.testing._prompt_cache import (
     CacheResult,
     PromptCacheSim,
@@ -35,11 +36,9 @@ from glove_core.testing._prompt_cache import (
 from glove_core.testing._script import (
     FakeDrop,
     FakeError,
-    FakeItem,
     FakeReply,
     FakeStall,
     FakeToolUse,
-    Responder,
     as_reply,
 )
 from glove_core.testing._server import raise_server_errors, serve_asgi
@@ -59,52 +58,8 @@ _ERROR_TYPES = {
 }
 
 
-class _DroppedConnection(Exception):
-    """Raised inside a streaming body so uvicorn aborts the connection mid-response."""
-
-
 @dataclass
-class RecordedRequest:
-    """One request the fake received."""
-
-    path: str
-    headers: dict[str, str]
-    body: dict[str, Any]
-    status: int = 200
-    """The HTTP status the fake answered with."""
-    usage: dict[str, Any] | None = None
-    """The usage the fake reported (None for an error)."""
-    outcome: str = "reply"
-    """``reply``, ``error``, ``invalid``, ``drop`` or ``stall``."""
-
-    @property
-    def stream(self) -> bool:
-        """True when the client asked for SSE."""
-        return bool(self.body.get("stream"))
-
-    def cache_control_paths(self) -> list[str]:
-        """Where the request put ``cache_control``: ``tools.N``, ``system.N`` or
-        ``messages.N.content.M``, in request order."""
-        paths: list[str] = []
-        for i, tool in enumerate(self.body.get("tools") or []):
-            if tool.get("cache_control"):
-                paths.append(f"tools.{i}")
-        system = self.body.get("system")
-        if isinstance(system, list):
-            paths.extend(f"system.{i}" for i, b in enumerate(system) if b.get("cache_control"))
-        for i, message in enumerate(self.body.get("messages") or []):
-            content = message.get("content")
-            if isinstance(content, list):
-                paths.extend(
-                    f"messages.{i}.content.{j}"
-                    for j, b in enumerate(content)
-                    if isinstance(b, dict) and b.get("cache_control")
-                )
-        return paths
-
-
-@dataclass
-class FakeAnthropicAPI:
+class FakeAnthropicAPI(FakeAPIBase):
     """State and Starlette app of the fake Messages API.
 
     Args:
@@ -117,34 +72,18 @@ class FakeAnthropicAPI:
         cache: False disables the cache imitation (nothing read or written).
     """
 
-    default_reply: FakeItem = "ok"
-    responder: Responder | None = None
     min_cache_tokens: int = 1024
     context_window: int = 200_000
     chunk_chars: int = 12
     cache: bool = True
-    requests: list[RecordedRequest] = field(default_factory=list)
-    base_url: str = ""
-    server_errors: list[Exception] = field(default_factory=list)
-    _script: list[FakeItem] = field(default_factory=list, init=False, repr=False)
     _clock_offset: float = field(default=0.0, init=False)
     _closing: asyncio.Event = field(default_factory=asyncio.Event, init=False, repr=False)
-    _ids: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.cache_sim = PromptCacheSim(self.now, self.min_cache_tokens, self.cache)
         self.app = Starlette(routes=[Route("/v1/messages", self._messages, methods=["POST"])])
 
     # -- scripting --------------------------------------------------------------------------
-
-    def script(self, *items: FakeItem) -> None:
-        """Queue answers, used in order, one per request."""
-        self._script.extend(items)
-
-    @property
-    def pending(self) -> int:
-        """How many scripted answers are left."""
-        return len(self._script)
 
     def now(self) -> float:
         """The fake's clock (monotonic time plus what ``advance_clock`` added)."""
@@ -158,35 +97,14 @@ class FakeAnthropicAPI:
         """Forget every cache entry."""
         self.cache_sim.entries.clear()
 
-    def _next_item(self, body: dict[str, Any]) -> FakeItem:
-        if self._script:
-            return self._script.pop(0)
-        if self.responder is not None:
-            return self.responder(body)
-        return self.default_reply
-
-    def _new_id(self, prefix: str) -> str:
-        self._ids += 1
-        return f"{prefix}{self._ids:06d}"
-
     # -- the endpoint -----------------------------------------------------------------------
 
     async def _messages(self, request: Request) -> Response:
-        try:
-            return await self._handle(request)
-        except Exception as exc:
-            # Kept so the test fails with the fake's own bug, not with a retried 500.
-            self.server_errors.append(exc)
-            raise
+        return await self._guarded(self._handle, request)
 
     async def _handle(self, request: Request) -> Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        try:
-            body = json.loads(await request.body())
-        except ValueError:
-            body = {}
-        record = RecordedRequest(request.url.path, headers, body if isinstance(body, dict) else {})
-        self.requests.append(record)
+        record, body = await self._record(request)
+        headers = record.headers
         if not headers.get("x-api-key") and not headers.get("authorization"):
             record.status, record.outcome = 401, "invalid"
             return _error_response(
@@ -316,7 +234,7 @@ class FakeAnthropicAPI:
     async def _drop_frames(self, message: dict[str, Any], after: int) -> AsyncIterator[bytes]:
         for name, data in self._event_list(message)[:after]:
             yield _frame(name, data)
-        raise _DroppedConnection()
+        raise DroppedConnection()
 
     async def _stall_frames(
         self, body: dict[str, Any], cache: CacheResult, stall: FakeStall, request: Request
@@ -361,7 +279,7 @@ async def _half_body(message: dict[str, Any]) -> AsyncIterator[bytes]:
     # starts would only turn into a clean 500.
     raw = json.dumps(message).encode()
     yield raw[: len(raw) // 2]
-    raise _DroppedConnection()
+    raise DroppedConnection()
 
 
 def _frame(name: str, data: dict[str, Any]) -> bytes:
@@ -405,7 +323,7 @@ async def serve_fake_anthropic(
         The fake, with ``base_url`` set (pass it as the SDK's ``base_url``).
     """
     api = fake if fake is not None else FakeAnthropicAPI(**options)
-    async with serve_asgi(api.app, quiet_exceptions=(_DroppedConnection,)) as base_url:
+    async with serve_asgi(api.app, quiet_exceptions=(DroppedConnection,)) as base_url:
         api.base_url = base_url
         try:
             yield api

@@ -19,19 +19,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from glove_core.testing._fake_base import DroppedConnection, FakeAPIBase
 from glove_core.testing._prompt_cache import FlatBlock, estimate_tokens, prefix_hashes
 from glove_core.testing._script import (
     FakeDrop,
     FakeError,
-    FakeItem,
     FakeReply,
     FakeStall,
     FakeToolUse,
-    Responder,
     as_reply,
 )
 from glove_core.testing._server import raise_server_errors, serve_asgi
-from glove_core.testing.fake_anthropic import RecordedRequest
 
 __all__ = ["FakeOpenAIAPI", "serve_fake_openai"]
 
@@ -39,12 +37,8 @@ _MIN_CACHED = 1024
 _CACHE_STEP = 128
 
 
-class _DroppedConnection(Exception):
-    """Raised inside a streaming body so uvicorn aborts the connection mid-response."""
-
-
 @dataclass
-class FakeOpenAIAPI:
+class FakeOpenAIAPI(FakeAPIBase):
     """State and Starlette app of the fake Chat Completions endpoint.
 
     Args:
@@ -55,46 +49,20 @@ class FakeOpenAIAPI:
         chunk_chars: the size of streamed text and argument pieces.
     """
 
-    default_reply: FakeItem = "ok"
-    responder: Responder | None = None
     context_window: int = 128_000
     chunk_chars: int = 12
-    requests: list[RecordedRequest] = field(default_factory=list)
-    base_url: str = ""
-    server_errors: list[Exception] = field(default_factory=list)
-    _script: list[FakeItem] = field(default_factory=list, init=False, repr=False)
     _seen_prefixes: set[str] = field(default_factory=set, init=False, repr=False)
-    _ids: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.app = Starlette(
             routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])]
         )
 
-    def script(self, *items: FakeItem) -> None:
-        """Queue answers, used in order, one per request."""
-        self._script.extend(items)
-
-    def _new_id(self, prefix: str) -> str:
-        self._ids += 1
-        return f"{prefix}{self._ids:06d}"
-
     async def _completions(self, request: Request) -> Response:
-        try:
-            return await self._handle(request)
-        except Exception as exc:
-            # Kept so the test fails with the fake's own bug, not with a retried 500.
-            self.server_errors.append(exc)
-            raise
+        return await self._guarded(self._handle, request)
 
     async def _handle(self, request: Request) -> Response:
-        headers = {k.lower(): v for k, v in request.headers.items()}
-        try:
-            body = json.loads(await request.body())
-        except ValueError:
-            body = {}
-        record = RecordedRequest(request.url.path, headers, body if isinstance(body, dict) else {})
-        self.requests.append(record)
+        record, body = await self._record(request)
         problem = _validate(body)
         blocks = _flatten(body) if problem is None else []
         total = sum(b.tokens for b in blocks)
@@ -109,12 +77,7 @@ class FakeOpenAIAPI:
         if problem is not None:
             record.status, record.outcome = 400, "invalid"
             return _error(FakeError(400, problem, error_type="invalid_request_error"), code)
-        if self._script:
-            item = self._script.pop(0)
-        elif self.responder is not None:
-            item = self.responder(body)
-        else:
-            item = self.default_reply
+        item = self._next_item(body)
         if isinstance(item, FakeError):
             record.status, record.outcome = item.status, "error"
             return _error(item, None)
@@ -216,7 +179,7 @@ class FakeOpenAIAPI:
             for item in chunks:
                 yield f"data: {json.dumps(item)}\n\n".encode()
             if drop:
-                raise _DroppedConnection()
+                raise DroppedConnection()
             yield b"data: [DONE]\n\n"
 
         return StreamingResponse(frames(), media_type="text/event-stream")
@@ -226,7 +189,7 @@ async def _half_body(completion: dict[str, Any]) -> AsyncIterator[bytes]:
     # Raising before the response starts would only become a clean 500.
     raw = json.dumps(completion).encode()
     yield raw[: len(raw) // 2]
-    raise _DroppedConnection()
+    raise DroppedConnection()
 
 
 def _flatten(body: dict[str, Any]) -> list[FlatBlock]:
@@ -298,7 +261,7 @@ async def serve_fake_openai(
         The fake, with ``base_url`` set to ``http://127.0.0.1:PORT/v1``.
     """
     api = fake if fake is not None else FakeOpenAIAPI(**options)
-    async with serve_asgi(api.app, quiet_exceptions=(_DroppedConnection,)) as base_url:
+    async with serve_asgi(api.app, quiet_exceptions=(DroppedConnection,)) as base_url:
         api.base_url = f"{base_url}/v1"
         yield api
         raise_server_errors(api.server_errors)

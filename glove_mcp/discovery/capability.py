@@ -9,12 +9,11 @@ Glove and offered from its next model call; the result says which.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
-from glove_core import Glove, MemoryStore, Message, Tool, ToolContext, ToolResultData, Usage
-from glove_core.subscribers import SubagentCompleted, SubagentInvoked, SubscriberSet
+from glove_core import Glove, PlainMemoryStore, Tool, ToolContext, ToolResultData, run_subagent
 from glove_mcp.catalogue import CatalogueIndex
 from glove_mcp.discovery.prompts import DEFAULT_CATALOGUE_BUDGET, policy_prompt
 from glove_mcp.errors import (
@@ -86,7 +85,11 @@ class _Discovery:
     def __init__(self, mount: McpMount, budget_tokens: int) -> None:
         self.mount = mount
         self.budget_tokens = budget_tokens
-        self.index = CatalogueIndex(list(mount.entries.values()))
+        # Tool names make servers findable by what they can do; start with those loaded now.
+        self.index = CatalogueIndex(
+            list(mount.entries.values()),
+            tool_names={id: list(mount.tool_names(id).values()) for id in mount.loaded},
+        )
 
     async def active(self) -> set[str]:
         return set(await self.mount.adapter.get_active()) | set(self.mount.loaded)
@@ -205,31 +208,21 @@ class _Discovery:
         system = mount.subagent_system_prompt or policy_prompt(
             policy, list(mount.entries.values()), active, self.budget_tokens
         )
-        child = Glove(
-            model=mount.subagent_model or main.model,
-            system_prompt=system,
-            store=_DiscoveryStore(f"{FIND_CAPABILITY}:{ctx.call_id}"),
-            display_manager=main.display_manager,
-            server_mode=main.server_mode,
-            max_turns=12,
-        )
-        for tool in self.child_tools(policy):
-            child.fold(tool)
-        child.build()
-        parent = SubscriberSet(main.subscribers)
-        child.add_subscriber(_Forwarder(parent))
-        await parent.emit(
-            "subagent_invoked", SubagentInvoked(FIND_CAPABILITY, input.need, ctx.call_id)
-        )
-        status: Any = "error"
-        text = ""
-        try:
-            result = await child.process_request(input.need, signal=ctx.signal)
-            text, status = result.text, "success"
-        finally:
-            await parent.emit(
-                "subagent_completed", SubagentCompleted(FIND_CAPABILITY, ctx.call_id, text, status)
+
+        def build_child() -> Glove:
+            child = Glove(
+                model=mount.subagent_model or main.model,
+                system_prompt=system,
+                store=PlainMemoryStore(f"{FIND_CAPABILITY}:{ctx.call_id}"),
+                display_manager=main.display_manager,
+                server_mode=main.server_mode,
+                max_turns=12,
             )
+            for tool in self.child_tools(policy):
+                child.fold(tool)
+            return child
+
+        text = await run_subagent(main, FIND_CAPABILITY, build_child, input.need, ctx)
         added = [id for id in mount.loaded if id not in before]
         new_tools = [name for id in added for name in mount.tool_names(id)]
         if new_tools:
@@ -244,47 +237,6 @@ class _Discovery:
             summary = "No new tools were activated."
         body = f"{text}\n\n{summary}" if text else summary
         return ToolResultData(data=body, render_data={"activated": added, "tools": new_tools})
-
-
-class _DiscoveryStore:
-    """The subagent's non-durable store: messages and counters only, so no task or inbox
-    tools are offered to it (they are not the subagent's business)."""
-
-    def __init__(self, identifier: str) -> None:
-        self._inner = MemoryStore(identifier)
-
-    @property
-    def identifier(self) -> str:
-        return self._inner.identifier
-
-    async def get_messages(self) -> list[Message]:
-        return await self._inner.get_messages()
-
-    async def append_messages(self, messages: list[Message]) -> None:
-        await self._inner.append_messages(messages)
-
-    async def get_usage(self) -> Usage:
-        return await self._inner.get_usage()
-
-    async def add_usage(self, usage: Usage) -> None:
-        await self._inner.add_usage(usage)
-
-    async def get_turn_count(self) -> int:
-        return await self._inner.get_turn_count()
-
-    async def increment_turn(self) -> None:
-        await self._inner.increment_turn()
-
-    async def reset_counters(self) -> None:
-        await self._inner.reset_counters()
-
-
-class _Forwarder:
-    def __init__(self, parent: SubscriberSet) -> None:
-        self._parent = parent
-
-    async def record(self, event_type: str, data: Any) -> None:
-        await self._parent.emit(event_type, data)
 
 
 def discovery_tool(mount: McpMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:

@@ -310,3 +310,28 @@ async def test_reactivation_after_a_restart_switches_tools_back_on(
             result = await second.process_request("search")
     (searched,) = results(result.messages)
     assert searched.status == "success"
+
+
+async def test_budget_and_known_tool_names_reach_the_subagent(
+    catalogue: list[McpCatalogueEntry],
+) -> None:
+    model = ScriptedModel(
+        [
+            [call(FIND_CAPABILITY, "m1", need="x")],
+            [call("list_capabilities", "s1", query="delete_issue")],
+            "tracker already does that",
+            "ok",
+        ]
+    )
+    glove = Glove(model=model, system_prompt="main", server_mode=True)
+    adapter = MemoryMcpAdapter("c", active=["tracker"])
+    async with await mount_mcp(
+        glove, adapter=adapter, entries=catalogue, discovery_budget_tokens=1
+    ):
+        glove.build()
+        await glove.process_request("go")
+    sub = [r for r in model.requests if r.system != "main"]
+    assert "call list_capabilities" in sub[0].system  # the catalogue did not fit the budget
+    listed = sub[1].messages[-1].tool_results
+    assert listed is not None
+    assert listed[0].result.data[0]["id"] == "tracker"  # found by a tool name of a loaded server

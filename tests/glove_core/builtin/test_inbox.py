@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from glove_core import Glove, InboxItem, MemoryStore, Message, ScriptedModel, ToolCall
+from glove_core import (
+    Glove,
+    InboxItem,
+    MemoryStore,
+    Message,
+    PlainMemoryStore,
+    ScriptedModel,
+    ToolCall,
+)
 from glove_core.builtin import (
     POST_TO_INBOX_TOOL_NAME,
     blocking_reminder,
@@ -10,7 +18,6 @@ from glove_core.builtin import (
     place_transient,
     take_resolved_inbox,
 )
-from tests.glove_core.builtin.test_tasks import PlainStore
 
 
 def post(call_id: str, **input: object) -> ToolCall:
@@ -87,7 +94,7 @@ async def test_resolved_items_are_delivered_once_then_consumed() -> None:
     assert await store.get_messages() == [message]
     assert [i.status for i in await store.get_inbox_items()] == ["consumed", "pending", "consumed"]
     assert await take_resolved_inbox(store) is None
-    assert await take_resolved_inbox(PlainStore()) is None
+    assert await take_resolved_inbox(PlainMemoryStore("plain")) is None
 
 
 async def test_delivery_uses_the_callers_save() -> None:
@@ -118,7 +125,7 @@ async def test_blocking_reminder_lists_only_pending_blocking_items() -> None:
     await store.add_inbox_item(item("z", blocking=True))
     from_store = await pending_blocking_reminder(store)
     assert from_store is not None and "request z" in from_store.text
-    assert await pending_blocking_reminder(PlainStore()) is None
+    assert await pending_blocking_reminder(PlainMemoryStore("plain")) is None
     assert await store.get_messages() == []  # never saved
 
 

@@ -4,40 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from glove_core import Glove, MemoryStore, Message, ScriptedModel, Task, ToolCall, ToolResultData
+from glove_core import (
+    Glove,
+    MemoryStore,
+    PlainMemoryStore,
+    ScriptedModel,
+    Task,
+    ToolCall,
+    ToolResultData,
+)
 from glove_core.builtin import POST_TO_INBOX_TOOL_NAME, UPDATE_TASKS_TOOL_NAME
-
-
-class PlainStore:
-    """A store with messages and counters only: no task, permission or inbox capability."""
-
-    def __init__(self) -> None:
-        self._inner = MemoryStore("plain")
-
-    @property
-    def identifier(self) -> str:
-        return "plain"
-
-    async def get_messages(self) -> list[Message]:
-        return await self._inner.get_messages()
-
-    async def append_messages(self, messages: list[Message]) -> None:
-        await self._inner.append_messages(messages)
-
-    async def get_usage(self) -> Any:
-        return await self._inner.get_usage()
-
-    async def add_usage(self, usage: Any) -> None:
-        await self._inner.add_usage(usage)
-
-    async def get_turn_count(self) -> int:
-        return await self._inner.get_turn_count()
-
-    async def increment_turn(self) -> None:
-        await self._inner.increment_turn()
-
-    async def reset_counters(self) -> None:
-        await self._inner.reset_counters()
 
 
 async def run_tasks_call(store: MemoryStore, tasks: Any) -> ToolResultData:
@@ -57,7 +33,9 @@ async def test_builtins_are_folded_when_the_store_supports_them() -> None:
     glove.build()  # a second build folds nothing more
     assert len(glove.tools) == 2
 
-    plain = Glove(model=ScriptedModel([]), system_prompt="s", store=PlainStore()).build()
+    plain = Glove(
+        model=ScriptedModel([]), system_prompt="s", store=PlainMemoryStore("plain")
+    ).build()
     assert plain.tools == []
 
 
