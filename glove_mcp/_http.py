@@ -25,6 +25,8 @@ server CPU per server, and two TCP connections per session, close included, inst
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
@@ -33,7 +35,7 @@ import httpx2
 
 from glove_mcp.errors import McpStateError
 
-__all__ = ["McpClientPool", "observe_status"]
+__all__ = ["McpClientPool", "borrow_pool", "observe_status", "return_pool"]
 
 
 class McpClientPool:
@@ -95,6 +97,44 @@ class McpClientPool:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+
+# The pool that connections and mounts created without ``pool=`` share, one per event loop
+# (an AsyncClient's sockets belong to the loop that opened them), counted by its users.
+_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, McpClientPool] = (
+    weakref.WeakKeyDictionary()
+)
+_USERS: weakref.WeakKeyDictionary[McpClientPool, int] = weakref.WeakKeyDictionary()
+
+
+def borrow_pool() -> McpClientPool:
+    """The running event loop's shared pool, counting one more user; hand it back with
+    ``return_pool``. So every connection of a process shares one client (one TLS context,
+    one set of sockets) without anyone having to pass a pool, and the client is closed when
+    the last user is done. Outside an event loop: a private pool for one user."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        pool = McpClientPool()
+        _USERS[pool] = 1
+        return pool
+    shared = _SHARED.get(loop)
+    if shared is None:
+        shared = _SHARED[loop] = McpClientPool()
+    _USERS[shared] = _USERS.get(shared, 0) + 1
+    return shared
+
+
+async def return_pool(pool: McpClientPool) -> None:
+    """One user of a ``borrow_pool`` pool is done; the last one closes it."""
+    users = _USERS.get(pool, 1) - 1
+    _USERS[pool] = users
+    if users > 0:
+        return
+    for loop, shared in list(_SHARED.items()):
+        if shared is pool:
+            del _SHARED[loop]  # before closing: a borrower arriving meanwhile gets a new pool
+    await pool.aclose()
 
 
 class _Unused(httpx2.AsyncBaseTransport):

@@ -4,6 +4,12 @@ anyio requires that the task which entered the transport's task groups also exit
 each session runs in a dedicated task; other tasks use the ``ClientSession`` and ask the owner
 to stop (``shutdown``). A session also counts the 401 and 404 answers its requests got, so the
 connection can tell an expired token or session from other failures.
+
+Protocol era: with ``protocol="auto"`` a session first sends ``server/discover``, the one
+request of the stateless 2026-07-28 protocol that 2.x servers speak (no ``initialize``, no
+``notifications/initialized``, no session id to expire, no DELETE on close), and falls back to
+the ``initialize`` handshake when the server rejects it, as every handshake-era server does.
+``"legacy"`` goes straight to ``initialize``.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpx2
@@ -19,14 +25,20 @@ import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from glove_mcp._http import McpClientPool, observe_status
 
-__all__ = ["Session", "forget_when_done", "leaves"]
+__all__ = ["Protocol", "Session", "forget_when_done", "leaves"]
 
 logger = logging.getLogger(__name__)
 
 _CANCEL_GRACE = 5.0
+
+Protocol = Literal["auto", "legacy"]
+"""How a session opens: ``"auto"`` tries the stateless protocol (``server/discover``) and falls
+back to the ``initialize`` handshake; ``"legacy"`` only uses the handshake."""
 
 
 class Session:
@@ -43,8 +55,10 @@ class Session:
         *,
         command: list[str] | None = None,
         env: dict[str, str] | None = None,
+        protocol: Protocol = "auto",
     ) -> None:
         self.namespace = namespace
+        self.protocol = protocol
         self.url = url
         self.command = command
         self.env = env
@@ -93,10 +107,24 @@ class Session:
             transport as (read, write),
             ClientSession(read, write, client_info=self.client_info) as session,
         ):
-            await session.initialize()
+            if self.protocol == "legacy" or not await self._discover(session):
+                await session.initialize()
+                self.protocol = "legacy"
             self.session = session
             self.ready.set_result(None)
             await self.stop.wait()
+
+    async def _discover(self, session: ClientSession) -> bool:
+        """True when the server speaks the stateless protocol (and the session adopted it)."""
+        try:
+            await session.discover()
+        except (MCPError, RuntimeError, ValidationError):
+            if self.unauthorized:
+                raise  # a credential problem, not an era verdict: initialize would get 401 too
+            # A handshake-era server rejects server/discover (method not found, or 400 for a
+            # request without a session); one that names no version we share is handled alike.
+            return False
+        return True
 
     @property
     def alive(self) -> bool:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import socket
 from collections.abc import (
     AsyncIterator,
@@ -56,10 +57,15 @@ class ServerControl:
         tokens: None (no check), a collection of accepted bearer tokens, or a predicate on the
             token. A request without an accepted token gets 401 with ``WWW-Authenticate``.
         latency: seconds added before every request is handled.
-        connect_latency: seconds added before requests that carry no session id (initialize).
+        connect_latency: seconds added before each handshake request (``initialize`` or
+            ``server/discover``): what opening a connection to a distant server costs.
+        legacy_only: behave like a handshake-era (1.x) server: ``server/discover`` gets the
+            400 "Missing session ID" such a server answers any request before ``initialize``.
         answer_401: answer every request with 401, whatever its token.
         requests: how many HTTP requests arrived (counted before any check).
-        initializations: how many requests arrived without a session id (new sessions).
+        handshakes: how many handshake requests (``initialize`` or ``server/discover``)
+            arrived: one per new connection with the stateless protocol or the handshake.
+        discovers: how many of those were ``server/discover``.
         seen_tokens: the bearer token of every request, in order (test double: tokens are fake).
         stalled_requests: how many requests were held by ``stall()`` so far.
     """
@@ -67,9 +73,11 @@ class ServerControl:
     tokens: TokenCheck | None = None
     latency: float = 0.0
     connect_latency: float = 0.0
+    legacy_only: bool = False
     answer_401: bool = False
     requests: int = 0
-    initializations: int = 0
+    handshakes: int = 0
+    discovers: int = 0
     seen_tokens: list[str | None] = field(default_factory=list)
     _sessions: set[str] = field(default_factory=set, repr=False)
     _expired: set[str] = field(default_factory=set, repr=False)
@@ -128,6 +136,44 @@ async def _plain(send: Send, status: int, body: bytes, extra: list[tuple[bytes, 
     await send({"type": "http.response.body", "body": body})
 
 
+_HANDSHAKES = ("initialize", "server/discover")
+# What a 1.x server answers a request that is not ``initialize`` and carries no session id.
+_MISSING_SESSION = {
+    "jsonrpc": "2.0",
+    "id": "server-error",
+    "error": {"code": -32600, "message": "Bad Request: Missing session ID"},
+}
+
+
+async def _json(send: Send, status: int, body: object) -> None:
+    data = json.dumps(body).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _peek_method(receive: Receive) -> tuple[str | None, Receive]:
+    """The JSON-RPC method of a request body, and a ``receive`` that replays the body."""
+    messages: list[Message] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    body = b"".join(bytes(m.get("body", b"")) for m in messages if m["type"] == "http.request")
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        parsed = None
+    method = parsed.get("method") if isinstance(parsed, dict) else None
+    pending = iter(messages)
+
+    async def replay() -> Message:
+        return next(pending, None) or await receive()
+
+    return (method if isinstance(method, str) else None), replay
+
+
 def gate(app: ASGIApp, control: ServerControl) -> ASGIApp:
     """Wrap an ASGI app so every HTTP request goes through ``control``'s switches."""
 
@@ -137,8 +183,13 @@ def gate(app: ASGIApp, control: ServerControl) -> ASGIApp:
             return
         control.requests += 1
         session = _header(scope, b"mcp-session-id")
+        method = None
         if session is None and scope.get("method") == "POST":
-            control.initializations += 1
+            method, receive = await _peek_method(receive)
+        handshake = method in _HANDSHAKES
+        if handshake:
+            control.handshakes += 1
+            control.discovers += method == "server/discover"
         auth = _header(scope, b"authorization")
         token = auth[7:] if auth is not None and auth.lower().startswith("bearer ") else None
         control.seen_tokens.append(token)
@@ -146,13 +197,16 @@ def gate(app: ASGIApp, control: ServerControl) -> ASGIApp:
             control.stalled_requests += 1
             control._stall_seen.set()
             await control._flowing.wait()
-        if session is None and control.connect_latency > 0:
+        if handshake and control.connect_latency > 0:
             await asyncio.sleep(control.connect_latency)
         if control.latency > 0:
             await asyncio.sleep(control.latency)
         if control.answer_401 or not control._token_ok(token):
             challenge = b'Bearer realm="glove-test", error="invalid_token"'
             await _plain(send, 401, b"unauthorized", [(b"www-authenticate", challenge)])
+            return
+        if control.legacy_only and method == "server/discover":
+            await _json(send, 400, _MISSING_SESSION)
             return
         if session is not None and session in control._expired:
             await _plain(send, 404, b"session not found", [])

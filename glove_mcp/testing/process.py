@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--latency", type=float, default=0.0, help="seconds per request")
     parser.add_argument(
-        "--connect-latency", type=float, default=0.0, help="seconds per new session"
+        "--connect-latency", type=float, default=0.0, help="seconds per handshake request"
     )
     parser.add_argument(
         "--count", type=int, default=1, help="serve this many servers, one URL per line"

@@ -35,7 +35,7 @@ from glove_mcp import (
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
 
-_VALID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # used with fullmatch: "$" would accept a final "\n"
 
 
 @pytest.fixture
@@ -87,11 +87,11 @@ def test_valid_names_pass_through_unchanged() -> None:
 
 def test_invalid_or_long_names_are_sanitised_with_a_hash() -> None:
     dotted = bridged_tool_name("notion", "pages.search")
-    assert _VALID.match(dotted) and dotted.startswith("notion__pages_search_")
+    assert _VALID.fullmatch(dotted) and dotted.startswith("notion__pages_search_")
     underscored = bridged_tool_name("notion", "pages_search")
     assert underscored == "notion__pages_search" != dotted
     long = bridged_tool_name("srv", "x" * 100)
-    assert len(long) == 64 and _VALID.match(long)
+    assert len(long) == 64 and _VALID.fullmatch(long)
     assert long != bridged_tool_name("srv", "x" * 101)
 
 
@@ -102,11 +102,11 @@ def test_invalid_or_long_names_are_sanitised_with_a_hash() -> None:
 )
 def test_names_are_valid_and_distinct_names_stay_distinct(ns: str, a: str, b: str) -> None:
     name_a, name_b = bridged_tool_name(ns, a), bridged_tool_name(ns, b)
-    assert _VALID.match(name_a)
-    assert _VALID.match(name_b)
+    assert _VALID.fullmatch(name_a)
+    assert _VALID.fullmatch(name_b)
     assert (name_a == name_b) == (a == b)
     full = f"{ns}__{a}"
-    if _VALID.match(full):
+    if _VALID.fullmatch(full):
         assert name_a == full
 
 

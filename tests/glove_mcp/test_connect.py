@@ -11,8 +11,10 @@ import httpx2
 import mcp_types as types
 import pytest
 
+from glove_core import Glove, ScriptedModel
 from glove_mcp import (
     McpAuthExpiredError,
+    McpCatalogueEntry,
     McpClientPool,
     McpServerUnavailableError,
     McpStateError,
@@ -23,6 +25,7 @@ from glove_mcp import (
     connect_mcp,
     headers,
     include_tool,
+    mount_mcp,
 )
 from glove_mcp.connect import ConnectionState
 from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
@@ -59,7 +62,7 @@ async def test_call_returns_structured_content_and_reuses_one_session(
     }
     assert second.structured_content is not None
     assert second.structured_content["title"] == "New"
-    assert notes.control.initializations == 1
+    assert notes.control.handshakes == 1
 
 
 async def test_server_side_tool_error_comes_back_as_is_error(notes: McpTestServer) -> None:
@@ -93,9 +96,11 @@ async def test_follows_tool_list_pagination() -> None:
     server = build_paged_server(tool_count=25, page_size=10, cursors=cursors)
     async with serve(server) as url, await connect_mcp("paged", url) as conn:
         tools = await conn.list_tools()
+        listed = list(cursors)
+        # (Checking the call, the stateless server lists its own tools again: not our pages.)
         result = await conn.call_tool("tool_24", {"x": "y"})
     assert [t.name for t in tools] == [f"tool_{i}" for i in range(25)]
-    assert cursors == [None, "10", "20"]
+    assert listed == [None, "10", "20"]
     assert isinstance(result.content[0], types.TextContent)
     assert result.content[0].text == "tool_24 [('x', 'y')]"
 
@@ -125,7 +130,7 @@ async def test_token_is_resolved_per_request() -> None:
     assert control.seen_tokens and set(control.seen_tokens) == {"t2"}
     assert asked and set(asked) == {"t2"}
     assert result.structured_content is not None
-    assert control.initializations == 1
+    assert control.handshakes == 1
 
 
 async def test_401_asks_for_a_fresh_token_and_retries_once() -> None:
@@ -176,9 +181,9 @@ async def test_401_after_a_fresh_token_raises_auth_expired() -> None:
             assert "good" not in str(info.value)
             # The token comes back: the next call works without reconnecting.
             control.tokens = {"good"}
-            inits = control.initializations
+            inits = control.handshakes
             assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False
-            assert control.initializations == inits
+            assert control.handshakes == inits
         with pytest.raises(McpAuthExpiredError):
             await connect_mcp("notes", url, auth=bearer("wrong"))
 
@@ -209,18 +214,52 @@ async def test_adapter_auth_prefers_headers_then_token() -> None:
     assert "from" not in repr(adapter_auth(adapter, "notes"))
 
 
-async def test_expired_session_404_reinitializes_and_retries_once(notes: McpTestServer) -> None:
+async def test_speaks_the_stateless_protocol_to_a_2x_server(notes: McpTestServer) -> None:
     async with await connect_mcp("notes", notes.url) as conn:
+        assert conn.protocol_version == "2026-07-28"
+        assert len(await conn.list_tools()) == len(NOTES_TOOL_NAMES)
+        await conn.call_tool("read_page", {"page_id": "p1"})
+        assert conn.protocol == "auto"
+    # server/discover, tools/list, tools/call: no initialized notification, no DELETE.
+    assert notes.control.requests == 3
+    assert notes.control.discovers == notes.control.handshakes == 1
+    assert conn.protocol_version is None  # closed
+
+
+async def test_falls_back_to_the_handshake_and_remembers_it() -> None:
+    control = ServerControl(legacy_only=True)
+    async with serve("notes", control=control) as url:
+        async with await connect_mcp("notes", url) as conn:
+            assert conn.protocol == "legacy"
+            assert conn.protocol_version == "2025-11-25"
+            assert len(await conn.list_tools()) == len(NOTES_TOOL_NAMES)
+            # The server drops the session: the reconnect goes straight to initialize.
+            control.expire_sessions()
+            assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False
+        assert control.discovers == 1
+        assert control.handshakes == 3  # discover, initialize, initialize again
+        async with await connect_mcp("notes", url, protocol="legacy") as conn:
+            assert conn.protocol_version == "2025-11-25"
+        assert control.discovers == 1
+
+
+async def test_rejects_an_unknown_protocol() -> None:
+    with pytest.raises(ValueError, match="protocol must be 'auto' or 'legacy'"):
+        await connect_mcp("notes", "http://127.0.0.1:9/mcp", protocol="2024")  # type: ignore[arg-type]
+
+
+async def test_expired_session_404_reinitializes_and_retries_once(notes: McpTestServer) -> None:
+    async with await connect_mcp("notes", notes.url, protocol="legacy") as conn:
         await conn.call_tool("read_page", {"page_id": "p1"})
         assert notes.control.expire_sessions() == 1
         result = await conn.call_tool("read_page", {"page_id": "p2"})
         assert result.structured_content is not None
         assert result.structured_content["title"] == "Meeting notes"
-        assert notes.control.initializations == 2
+        assert notes.control.handshakes == 2
         # list_tools recovers the same way.
         notes.control.expire_sessions()
         assert len(await conn.list_tools()) == len(NOTES_TOOL_NAMES)
-        assert notes.control.initializations == 3
+        assert notes.control.handshakes == 3
         assert conn.reconnects == 2
 
 
@@ -262,7 +301,7 @@ async def test_stalled_server_times_out_and_next_call_reconnects(notes: McpTestS
         notes.control.release()
         result = await conn.call_tool("read_page", {"page_id": "p1"})
         assert result.structured_content is not None
-        assert notes.control.initializations == 2
+        assert notes.control.handshakes == 2
 
 
 async def test_close_from_another_task_and_use_after_close(notes: McpTestServer) -> None:
@@ -292,6 +331,26 @@ async def test_connections_share_one_http_client(notes: McpTestServer) -> None:
     assert _is_closed(shared)
     with pytest.raises(McpStateError):
         _ = pool.client
+
+
+async def test_without_a_pool_connections_and_mounts_share_the_loops_client(
+    notes: McpTestServer,
+) -> None:
+    a = await connect_mcp("a", notes.url)
+    glove = Glove(model=ScriptedModel(["ok"]), system_prompt="t", server_mode=True)
+    entry = McpCatalogueEntry(id="notes", name="Notes", description="notes", url=notes.url)
+    adapter = MemoryMcpAdapter("c", active=["notes"])
+    mount = await mount_mcp(glove, adapter=adapter, entries=[entry])
+    glove.build()
+    shared = a._pool.client
+    assert mount.pool.client is shared
+    await a.close()
+    assert not shared.is_closed  # the mount still uses it
+    assert (await glove.process_request("hi")).text == "ok"
+    await mount.aclose()
+    assert _is_closed(shared)  # the last user closed it
+    async with await connect_mcp("b", notes.url) as b:
+        assert b._pool.client is not shared  # a new one for the next user
 
 
 def _is_closed(client: httpx2.AsyncClient) -> bool:

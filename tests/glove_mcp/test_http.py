@@ -44,7 +44,8 @@ async def test_a_connection_opens_no_standalone_get_stream(
     recorded: tuple[str, Seen],
 ) -> None:
     url, seen = recorded
-    async with await connect_mcp("notes", url) as conn:
+    # The handshake protocol: the SDK would send the GET right after notifications/initialized.
+    async with await connect_mcp("notes", url, protocol="legacy") as conn:
         assert await conn.list_tools()
         result = await conn.call_tool("read_page", {"page_id": "p1"})
         assert not result.is_error

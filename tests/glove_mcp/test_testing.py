@@ -33,9 +33,19 @@ async def test_bearer_check_answers_401_with_a_challenge() -> None:
 async def test_expired_session_gets_404() -> None:
     control = ServerControl()
     async with serve("notes", control=control) as url:
-        async with await connect_mcp("notes", url):
+        async with await connect_mcp("notes", url, protocol="legacy"):
             assert control.expire_sessions() == 1
         assert control.expire_sessions() == 0
+
+
+async def test_legacy_only_rejects_discover_as_a_1x_server_does() -> None:
+    control = ServerControl(legacy_only=True, connect_latency=0.01)
+    discover = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {}}
+    async with serve("notes", control=control) as url, httpx2.AsyncClient() as client:
+        answer = await client.post(url, json=discover)
+    assert answer.status_code == 400
+    assert answer.json()["error"]["message"] == "Bad Request: Missing session ID"
+    assert control.handshakes == control.discovers == 1
 
 
 async def test_server_keeps_its_port_across_restarts() -> None:
