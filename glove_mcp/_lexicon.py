@@ -274,6 +274,9 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("benefits offboarding", "hr employee"),
     ("vacuum blinds fan", "device"),
     ("nonstop non-stop", "flight"),
+    # who a business owes money to is bookkeeping (accounts payable)
+    ("vendor vendors supplier suppliers", "accounting bookkeeping"),
+    ("dentist dental checkup physio therapist", "appointment calendar"),
 )
 
 ABBREVIATIONS: tuple[tuple[str, str], ...] = (
@@ -290,7 +293,6 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     ("aqi", "air quality index"),
     ("dm", "direct message"),
     ("dms", "direct message"),
-    ("im", "instant message"),
     ("env", "environment variable"),
     ("k8s", "kubernetes cluster"),
     ("hn", "hacker news"),
@@ -323,6 +325,22 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     ("nda", "non-disclosure agreement"),
     ("sms", "text message"),
     ("eod", "end of day"),
+    ("appt", "appointment"),
+    ("appts", "appointment"),
+    ("mtg", "meeting"),
+    ("mtgs", "meeting"),
+    ("cal", "calendar"),
+    ("msg", "message"),
+    ("msgs", "message"),
+    ("eng", "engineering"),
+    ("acct", "account"),
+    ("mgr", "manager"),
+    ("dept", "department"),
+    ("repro", "reproduce bug"),
+    ("perf", "performance"),
+    ("prod", "production"),
+    ("infra", "infrastructure"),
+    ("auth", "authentication login"),
 )
 
 PHRASES: tuple[tuple[str, str], ...] = (
@@ -461,6 +479,14 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("went down", "outage incident"),
     ("is down", "outage incident"),
     ("are down", "outage incident"),
+    ("was down", "outage incident"),
+    ("were down", "outage incident"),
+    ("been down", "outage incident"),
+    ("be down", "outage incident"),
+    ("went offline", "outage incident"),
+    ("hiring pipeline", "hiring candidate"),
+    ("candidate pipeline", "hiring candidate"),
+    ("recruiting pipeline", "hiring candidate"),
     # cloud machines
     ("virtual machine", "vm instance"),
     ("virtual machines", "vm instance"),

@@ -116,7 +116,8 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b[\w-]+\.(?:log)\b"), " log file "),
     (re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"), " issue "),
     (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"), " ip address "),
-    (re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b", re.IGNORECASE), " time "),
+    # A clock time is a when: read it as a calendar cue (see HINTS), not as the weak "time".
+    (re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b", re.IGNORECASE), " time o'clock "),
     (re.compile(r"[$€£]\s?\d"), " money "),
     (re.compile(r"\b\d+\s?°"), " degrees "),
 )
