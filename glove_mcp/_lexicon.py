@@ -78,7 +78,7 @@ SYNONYM_GROUPS: tuple[str, ...] = (
     "invoice bill billing",
     "subscription recurring membership renewal",
     "accounting bookkeeping ledger accountant tax",
-    "profit loss earnings margin",
+    "profit profitable profitability loss earnings margin",
     "expense receipt reimbursement reimburse spend mileage",
     "finance financial money revenue income",
     "shop store storefront ecommerce merchant retail",
@@ -277,6 +277,15 @@ HINTS: tuple[tuple[str, str], ...] = (
     # who a business owes money to is bookkeeping (accounts payable)
     ("vendor vendors supplier suppliers", "accounting bookkeeping"),
     ("dentist dental checkup physio therapist", "appointment calendar"),
+    ("staging", "environment deploy cloud"),
+    # questions of fact about the world
+    (
+        "tallest largest biggest longest highest deepest oldest smallest mountain river ocean "
+        "continent planet",
+        "encyclopedia",
+    ),
+    ("endorse", "profile"),
+    ("typo typos", "bug issue"),
 )
 
 ABBREVIATIONS: tuple[tuple[str, str], ...] = (
@@ -341,6 +350,7 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     ("prod", "production"),
     ("infra", "infrastructure"),
     ("auth", "authentication login"),
+    ("fwd", "forward email"),
 )
 
 PHRASES: tuple[tuple[str, str], ...] = (
@@ -484,6 +494,16 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("been down", "outage incident"),
     ("be down", "outage incident"),
     ("went offline", "outage incident"),
+    ("to production", "deploy production"),
+    ("to prod", "deploy production"),
+    ("shut down", "terminate stop"),
+    ("when is my next", "calendar schedule"),
+    ("who won", "encyclopedia web search"),
+    ("career history", "profile"),
+    ("shopping list", "todo list"),
+    ("grocery list", "todo list"),
+    ("packing list", "todo list"),
+    ("in progress", "status issue board"),
     ("hiring pipeline", "hiring candidate"),
     ("candidate pipeline", "hiring candidate"),
     ("recruiting pipeline", "hiring candidate"),

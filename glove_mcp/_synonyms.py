@@ -119,6 +119,7 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     # A clock time is a when: read it as a calendar cue (see HINTS), not as the weak "time".
     (re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b", re.IGNORECASE), " time o'clock "),
     (re.compile(r"[$€£]\s?\d"), " money "),
+    (re.compile(r"\b[1-5]xx\b", re.IGNORECASE), " http status error metric "),
     (re.compile(r"\b\d+\s?°"), " degrees "),
 )
 _WORDS_RE = re.compile(r"[a-z0-9*][a-z0-9&':-]*")
