@@ -36,6 +36,8 @@ logger = logging.getLogger(__name__)
 
 _CANCEL_GRACE = 5.0
 
+_NOT_A_VERDICT = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED})
+
 Protocol = Literal["auto", "legacy"]
 """How a session opens: ``"auto"`` tries the stateless protocol (``server/discover``) and falls
 back to the ``initialize`` handshake; ``"legacy"`` only uses the handshake."""
@@ -118,12 +120,16 @@ class Session:
         """True when the server speaks the stateless protocol (and the session adopted it)."""
         try:
             await session.discover()
-        except (MCPError, RuntimeError, ValidationError):
-            if self.unauthorized:
-                raise  # a credential problem, not an era verdict: initialize would get 401 too
+        except MCPError as exc:
+            # Not era verdicts: a credential problem (initialize would get 401 too), a server
+            # too slow to answer, or one that went away.
+            if self.unauthorized or exc.error.code in _NOT_A_VERDICT:
+                raise
             # A handshake-era server rejects server/discover (method not found, or 400 for a
-            # request without a session); one that names no version we share is handled alike.
+            # request without a session), in whatever words: any other error means fall back.
             return False
+        except (RuntimeError, ValidationError):
+            return False  # it answered, but with no version or result we can use
         return True
 
     @property

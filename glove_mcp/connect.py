@@ -258,7 +258,9 @@ class McpServerConnection:
                 await asyncio.wait_for(asyncio.shield(fresh.ready), self.connect_timeout)
             except BaseException as exc:
                 self._session = None
-                await fresh.shutdown(self.close_timeout)
+                # No graceful close: a session that never opened has nothing to tell a
+                # server that is down or stalled, and waiting for it would only delay the error.
+                await fresh.shutdown(0)
                 if isinstance(exc, asyncio.CancelledError):
                     raise
                 raise self._translate(exc, fresh, "connect") from exc

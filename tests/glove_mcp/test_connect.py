@@ -243,6 +243,16 @@ async def test_falls_back_to_the_handshake_and_remembers_it() -> None:
         assert control.discovers == 1
 
 
+async def test_a_stalled_server_is_not_taken_for_an_old_one(notes: McpTestServer) -> None:
+    notes.control.stall()
+    with pytest.raises(McpTimeoutError, match="'notes'"):
+        await connect_mcp("notes", notes.url, connect_timeout=0.3)
+    notes.control.release()
+    assert notes.control.handshakes == notes.control.discovers == 1  # no initialize after it
+    async with await connect_mcp("notes", notes.url) as conn:
+        assert conn.protocol_version == "2026-07-28"
+
+
 async def test_rejects_an_unknown_protocol() -> None:
     with pytest.raises(ValueError, match="protocol must be 'auto' or 'legacy'"):
         await connect_mcp("notes", "http://127.0.0.1:9/mcp", protocol="2024")  # type: ignore[arg-type]
