@@ -285,6 +285,10 @@ HINTS: tuple[tuple[str, str], ...] = (
         "encyclopedia",
     ),
     ("endorse", "profile"),
+    ("churn churned cancellation cancellations", "subscription"),
+    ("bedroom kitchen hallway basement porch", "smarthome device"),
+    ("treaty war battle empire dynasty revolution", "encyclopedia history"),
+    ("preview previews", "deploy"),
     ("typo typos", "bug issue"),
 )
 
@@ -351,6 +355,7 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     ("infra", "infrastructure"),
     ("auth", "authentication login"),
     ("fwd", "forward email"),
+    ("subs", "subscription subscriber"),
 )
 
 PHRASES: tuple[tuple[str, str], ...] = (
@@ -504,6 +509,16 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("grocery list", "todo list"),
     ("packing list", "todo list"),
     ("in progress", "status issue board"),
+    ("how long from", "directions distance"),
+    ("how long to get", "directions distance"),
+    ("put on some", "play music"),
+    ("put on something", "play music"),
+    ("living room", "smarthome device"),
+    ("log my", "create record"),
+    ("canned reply", "support macro"),
+    ("canned replies", "support macro"),
+    ("canned response", "support macro"),
+    ("canned responses", "support macro"),
     ("hiring pipeline", "hiring candidate"),
     ("candidate pipeline", "hiring candidate"),
     ("recruiting pipeline", "hiring candidate"),

@@ -30,6 +30,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from glove_mcp._synonyms import expand_abbreviation, expansions, is_known, word_weight
+from glove_mcp._text import STOP_WORDS
 
 __all__ = ["FIELDS", "RankingIndex", "RankingParams", "query_tokens"]
 
@@ -63,6 +64,9 @@ class RankingParams:
     """Phrase bonus as a fraction of the mean idf of the two adjacent words."""
     mention_factor: float = 1.0
     """Bonus, as a fraction of the word's idf, for an entry named where the query says to act."""
+    name_factor: float = 2.0
+    """Bonus, as a fraction of the word's idf, for an entry whose name holds a query word that
+    is a proper name (one no general vocabulary knows, e.g. "dropbox"), wherever it stands."""
     weak_factor: float = 0.35
     """Fraction of its weight a common, weakly telling word keeps (``_lexicon.WEAK_WORDS``)."""
     content_factor: float = 0.5
@@ -145,7 +149,21 @@ class RankingIndex:
         params: ranking weights.
     """
 
-    def __init__(self, docs: Sequence[Sequence[Sequence[str]]], params: RankingParams) -> None:
+    def __init__(
+        self,
+        docs: Sequence[Sequence[Sequence[str]]],
+        params: RankingParams,
+        names: Collection[str] = (),
+    ) -> None:
+        """Index ``docs`` (per document, the stems of each field in ``FIELDS`` order).
+
+        Args:
+            docs: the documents.
+            params: the weights.
+            names: stems of the documents' names as written, whole words only (a camel-case
+                part such as the "send" of "SendGrid" is not a name); those no general
+                vocabulary knows are proper names (see ``RankingParams.name_factor``).
+        """
         self._params = params
         self._size = len(docs)
         n_fields = len(FIELDS)
@@ -185,6 +203,16 @@ class RankingIndex:
             )
         self._pairs = {pair: frozenset(ids) for pair, ids in pairs.items()}
         self._named = {token: frozenset(ids) for token, ids in named.items()}
+        # Proper names: name words the general vocabulary does not know ("dropbox", "notion",
+        # "google"), which a query uses to say which product it means.
+        self._brands = {
+            token: self._named[token]
+            for token in names
+            if token in self._named
+            and len(token) >= 3
+            and not is_known(token)
+            and token not in STOP_WORDS
+        }
         self._vocabulary = sorted(self._postings)
 
     def __len__(self) -> int:
@@ -254,6 +282,11 @@ class RankingIndex:
             ids = self._named.get(token)
             if ids:
                 pairs.append((ids, p.mention_factor * self._idf[token]))
+        if p.name_factor:
+            for token in dict.fromkeys(tokens):
+                ids = self._brands.get(token)
+                if ids:
+                    pairs.append((ids, p.name_factor * self._idf[token]))
         if pairs:
             parts.append(_Part([], 0.0, pairs))
         return parts

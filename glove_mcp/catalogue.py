@@ -211,7 +211,10 @@ class CatalogueIndex:
     def _ranking(self) -> RankingIndex:
         if self._index is None:
             docs = [(*fixed, tools) for fixed, tools in zip(self._fixed, self._tools, strict=True)]
-            self._index = RankingIndex(docs, self._params)
+            names = {
+                t for e in self._entries for t in tokenize(f"{e.name} {e.id}", memo=self._stems)
+            }
+            self._index = RankingIndex(docs, self._params, names)
             self._speller = Speller([*self._raw_words, *lexicon_words()])
         return self._index
 
