@@ -6,8 +6,8 @@ added, swapped with its neighbour, or changed). Short words are left alone: at f
 below almost every edit lands on another real word. A changed letter needs a longer word still
 (``min_substitution``), because "tablet"/"tables" and "jogging"/"logging" are different words,
 and so does an added one ("given" is not a misspelt "give"); a dropped or swapped letter rarely
-makes another word. The first letter must stay (or swap with the second): "iphone" is a
-brand, not a misspelt "phone".
+makes another word, unless it is the last one ("strip" is not a misspelt "stripe"). The first
+letter must stay (or swap with the second): "iphone" is a brand, not a misspelt "phone".
 
 Lookups use a deletion index (every known word under each of its one-letter deletions), so a
 query word costs a few dictionary probes however large the vocabulary is.
@@ -62,7 +62,10 @@ class Speller:
             return None
         candidates: set[str] = set()
         for known in self._deletions.get(word, ()):  # the user dropped a letter
-            candidates.add(known)
+            # ... but not the last one: a word one letter short of another at its end is
+            # usually a word of its own ("strip"/"stripe", "plan"/"plane", "star"/"stare").
+            if known[:-1] != word:
+                candidates.add(known)
         for variant in _deletions(word):
             if variant in self._counts and len(word) > self._min_length:  # added a letter
                 candidates.add(variant)

@@ -6,7 +6,17 @@ import pytest
 
 from glove_mcp._spelling import Speller
 
-VOCABULARY = ["calendar", "weather", "emails", "playlist", "tables", "logging", "give", "search"]
+VOCABULARY = [
+    "calendar",
+    "weather",
+    "emails",
+    "playlist",
+    "tables",
+    "logging",
+    "give",
+    "search",
+    "stripe",
+]
 
 
 @pytest.mark.parametrize(
@@ -24,11 +34,12 @@ def test_one_edit_typos_are_corrected(typo: str, want: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "word", ["tablet", "jogging", "given", "chek", "weather", "pm2.5", "zzzzzz"]
+    "word", ["tablet", "jogging", "given", "chek", "weather", "pm2.5", "zzzzzz", "strip"]
 )
 def test_real_words_short_words_and_known_words_are_left_alone(word: str) -> None:
     # "tablet"/"tables" and "jogging"/"logging" differ by a changed letter in a short word,
-    # "given" is "give" plus a letter: all real words, so none is corrected.
+    # "given" is "give" plus a letter, "strip" is "stripe" short of its last letter: all real
+    # words, so none is corrected.
     assert Speller(VOCABULARY).correct(word) is None
 
 
