@@ -289,6 +289,7 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("bedroom kitchen hallway basement porch", "smarthome device"),
     ("treaty war battle empire dynasty revolution", "encyclopedia history"),
     ("preview previews", "deploy"),
+    ("tag tags", "release commit"),
     ("typo typos", "bug issue"),
 )
 
@@ -356,6 +357,13 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     ("auth", "authentication login"),
     ("fwd", "forward email"),
     ("subs", "subscription subscriber"),
+    ("wk", "week"),
+    ("wks", "week"),
+    ("tmrw", "tomorrow"),
+    ("tmr", "tomorrow"),
+    ("opp", "opportunity deal"),
+    ("opps", "opportunity deal"),
+    ("pg", "postgres database"),
 )
 
 PHRASES: tuple[tuple[str, str], ...] = (
@@ -515,6 +523,27 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("put on something", "play music"),
     ("living room", "smarthome device"),
     ("log my", "create record"),
+    ("anything from", "email message received"),
+    ("heard from", "email message received"),
+    ("hear back from", "email reply"),
+    ("what i sent", "email sent"),
+    ("find a time", "schedule meeting availability"),
+    ("find time", "schedule meeting availability"),
+    ("on main", "branch commit"),
+    ("into main", "merge branch"),
+    ("on master", "branch commit"),
+    ("into master", "merge branch"),
+    ("signed up", "signup user account"),
+    ("sign up", "signup user account"),
+    ("sign ups", "signup user account"),
+    ("google the", "web search"),
+    ("google it", "web search"),
+    ("google for", "web search"),
+    ("how long to drive", "directions distance driving"),
+    ("how long to walk", "directions distance walking"),
+    ("who work at", "profile people company"),
+    ("who works at", "profile people company"),
+    ("reach out to", "contact message"),
     ("canned reply", "support macro"),
     ("canned replies", "support macro"),
     ("canned response", "support macro"),
@@ -605,6 +634,7 @@ POLYSEMOUS_WORDS: str = """
 # adjectives). They keep a fraction of their weight so they can still break a tie.
 WEAK_WORDS: str = """
     new old last next first latest recent current left little big small good bad best great
+    quick quickly
     day days week weeks month months year years hour hours minute minutes time times today
     tomorrow tonight yesterday weekend monday tuesday wednesday thursday friday saturday
     sunday morning afternoon evening noon

@@ -102,7 +102,6 @@ _SYMBOLIC = {short: long for short, long in ABBREVIATIONS if not short.isalnum()
 
 # Shapes of pasted things, each read as a few words. Order matters: the first match wins a span.
 _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b"), " email address "),
     (
         re.compile(r"\bhttps?://\S+|\bwww\.\S+|\b[\w.-]+\.(?:com|org|net|io|dev|app)\b"),
         " website domain ",
@@ -122,6 +121,9 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b[1-5]xx\b", re.IGNORECASE), " http status error metric "),
     (re.compile(r"\b\d+\s?°"), " degrees "),
 )
+# A pasted email address names a person (to charge, invite, look up) as often as a mailbox:
+# it counts as a topic word "email" (see ``rewrite_query``), not as the request's service.
+_EMAIL_ADDRESS_RE = re.compile(r"\b[\w.+-]+@[\w-]+\.[\w.]+\b")
 _WORDS_RE = re.compile(r"[a-z0-9*][a-z0-9&':-]*")
 # Quoted text is what to write or find ("add 'call the plumber'"), so it belongs to the topic.
 _QUOTED_RE = re.compile(r"(?<!\w)'([^']+)'(?!\w)|\"([^\"]+)\"|\u201c([^\u201d]+)\u201d")
@@ -167,6 +169,8 @@ def rewrite_query(text: str, correct: Callable[[str], str | None] | None = None)
         return " "
 
     source = _QUOTED_RE.sub(set_aside, source)
+    source, addresses = _EMAIL_ADDRESS_RE.subn(" ", source)
+    quoted.extend(["email"] * min(addresses, 1))
     for pattern, reading in _SHAPES:
         source = pattern.sub(reading, source)
     raw = _WORDS_RE.findall(source.lower())

@@ -349,6 +349,19 @@ def test_quoted_text_is_topic_and_a_place_named_with_in_wins() -> None:
     assert ids(match_entries(cat, "send a link to the contract in drive"))[0] == "drive"
 
 
+def test_a_product_named_anywhere_is_favoured_but_google_as_a_verb_is_a_search() -> None:
+    cat = [
+        entry("esign", "Send contracts and agreements for e-signature.", name="DocuSign"),
+        entry("dropbox", "Upload and share files.", name="Dropbox"),
+        entry("drive", "Upload and share files in drive.", name="Google Drive"),
+        entry("web", "Search the web.", name="Brave Search"),
+    ]
+    assert ids(match_entries(cat, "upload the signed contract pdf to dropbox"))[0] == "dropbox"
+    # A camel-case part ("sign" of DocuSign) is no proper name: the contract still matters.
+    assert ids(match_entries(cat, "countersign the contract"))[0] == "esign"
+    assert ids(match_entries(cat, "google the error message"))[0] == "web"
+
+
 def test_phrases_with_a_slot_keep_the_slot_words() -> None:
     cat = [
         entry("chat", "Send chat messages to a team.", tags=["chat"]),

@@ -29,6 +29,17 @@ def test_shapes_and_mentions() -> None:
     assert rewrite_query("send it in google drive").mentions == "drive"
 
 
+def test_a_pasted_email_address_is_topic_not_request() -> None:
+    text = rewrite_query("cancel jane@foo.com's subscription")
+    assert "@" not in text.request and "email" not in text.request.split()
+    assert text.topic == "email"
+    assert rewrite_query("email bob@x.io the deck").request.split()[0] == "email"
+
+
+def test_clock_times_read_as_calendar_cues() -> None:
+    assert "o'clock" in rewrite_query("move my 2pm to 4:30 pm").request
+
+
 def test_corrections_apply_only_through_the_callback() -> None:
     fixes = {"wether": "weather"}
     assert rewrite_query("the wether").request == "the wether"
