@@ -30,7 +30,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from glove_mcp._synonyms import expand_abbreviation, expansions, is_known, word_weight
-from glove_mcp._text import STOP_WORDS
 
 __all__ = ["FIELDS", "RankingIndex", "RankingParams", "query_tokens"]
 
@@ -149,21 +148,7 @@ class RankingIndex:
         params: ranking weights.
     """
 
-    def __init__(
-        self,
-        docs: Sequence[Sequence[Sequence[str]]],
-        params: RankingParams,
-        names: Collection[str] = (),
-    ) -> None:
-        """Index ``docs`` (per document, the stems of each field in ``FIELDS`` order).
-
-        Args:
-            docs: the documents.
-            params: the weights.
-            names: stems of the documents' names as written, whole words only (a camel-case
-                part such as the "send" of "SendGrid" is not a name); those no general
-                vocabulary knows are proper names (see ``RankingParams.name_factor``).
-        """
+    def __init__(self, docs: Sequence[Sequence[Sequence[str]]], params: RankingParams) -> None:
         self._params = params
         self._size = len(docs)
         n_fields = len(FIELDS)
@@ -203,16 +188,6 @@ class RankingIndex:
             )
         self._pairs = {pair: frozenset(ids) for pair, ids in pairs.items()}
         self._named = {token: frozenset(ids) for token, ids in named.items()}
-        # Proper names: name words the general vocabulary does not know ("dropbox", "notion",
-        # "google"), which a query uses to say which product it means.
-        self._brands = {
-            token: self._named[token]
-            for token in names
-            if token in self._named
-            and len(token) >= 3
-            and not is_known(token)
-            and token not in STOP_WORDS
-        }
         self._vocabulary = sorted(self._postings)
 
     def __len__(self) -> int:
@@ -228,6 +203,7 @@ class RankingIndex:
         limit: int,
         scales: Mapping[str, float] | None = None,
         mentions: Collection[str] = (),
+        names: Collection[str] = (),
     ) -> list[int]:
         """The ids of the best-scoring documents, best first, ties in document order.
 
@@ -238,11 +214,13 @@ class RankingIndex:
             scales: a weight share per query stem (default 1), e.g. for a topic's words.
             mentions: stems the query uses to name where to act ("in drive", "on x"); an
                 entry whose name holds one earns a bonus, whatever else the word can mean.
+            names: stems of query words that are proper names of entries (see
+                ``RankingParams.name_factor``), wherever they stand.
 
         Returns:
             Document ids.
         """
-        parts = self._parts(tokens, scales or {}, mentions)
+        parts = self._parts(tokens, scales or {}, mentions, names)
         if not parts:
             return []
         # Dense arrays: list indexing is the cheapest per-posting step plain Python offers.
@@ -256,7 +234,11 @@ class RankingIndex:
         return [ids[i] for i in _top([scores[d] for d in ids], limit)]
 
     def _parts(
-        self, tokens: Sequence[str], scales: Mapping[str, float], mentions: Collection[str] = ()
+        self,
+        tokens: Sequence[str],
+        scales: Mapping[str, float],
+        mentions: Collection[str] = (),
+        names: Collection[str] = (),
     ) -> list[_Part]:
         p = self._params
         parts: list[_Part] = []
@@ -282,11 +264,10 @@ class RankingIndex:
             ids = self._named.get(token)
             if ids:
                 pairs.append((ids, p.mention_factor * self._idf[token]))
-        if p.name_factor:
-            for token in dict.fromkeys(tokens):
-                ids = self._brands.get(token)
-                if ids:
-                    pairs.append((ids, p.name_factor * self._idf[token]))
+        for token in dict.fromkeys(names):
+            ids = self._named.get(token)
+            if ids:
+                pairs.append((ids, p.name_factor * self._idf[token]))
         if pairs:
             parts.append(_Part([], 0.0, pairs))
         return parts

@@ -76,8 +76,14 @@ def _build_related() -> Mapping[str, Mapping[str, str]]:
 
 _RELATED = _build_related()
 _NOTHING: Mapping[str, str] = MappingProxyType({})
+# Keyed by stem, as query tokens come: "subs" is looked up as "sub".
 _ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {short: tuple(tokenize(long)) for short, long in ABBREVIATIONS if short.isalnum()}
+    {
+        key: tuple(tokenize(long))
+        for short, long in ABBREVIATIONS
+        if short.isalnum()
+        for key in {short, *tokenize(short)}
+    }
 )
 _WEAK: frozenset[str] = frozenset(_stems(WEAK_WORDS))
 _MARKERS: frozenset[str] = frozenset(CONTENT_MARKERS.split())

@@ -126,6 +126,7 @@ class CatalogueIndex:
             self._learn(entry_id, names)
         self._index: RankingIndex | None = None
         self._speller: Speller | None = None
+        self._proper_names: dict[str, str] = {}
 
     @property
     def entries(self) -> tuple[McpCatalogueEntry, ...]:
@@ -205,17 +206,25 @@ class CatalogueIndex:
             return [self._entries[i] for i in ids[:limit]]
         if allowed is not None and not allowed:
             return []
-        ranked = index.rank(tokens, allowed, limit, scales, mentions)
+        names = [self._proper_names[w] for w in _raw_words(text.request) if w in self._proper_names]
+        ranked = index.rank(tokens, allowed, limit, scales, mentions, names)
         return [self._entries[i] for i in ranked]
 
     def _ranking(self) -> RankingIndex:
         if self._index is None:
             docs = [(*fixed, tools) for fixed, tools in zip(self._fixed, self._tools, strict=True)]
-            names = {
-                t for e in self._entries for t in tokenize(f"{e.name} {e.id}", memo=self._stems)
+            self._index = RankingIndex(docs, self._params)
+            known = set(lexicon_words())
+            self._speller = Speller([*self._raw_words, *known])
+            # Proper names: words of entry names, as written, that no general vocabulary knows
+            # ("dropbox", "notion", "teams" though "team" is a word); a query uses them to say
+            # which product it means. Camel-case parts ("send" of SendGrid) are not names.
+            self._proper_names = {
+                word: stem(word)
+                for entry in self._entries
+                for word in _raw_words(f"{entry.name} {entry.id}")
+                if len(word) >= 3 and word not in known
             }
-            self._index = RankingIndex(docs, self._params, names)
-            self._speller = Speller([*self._raw_words, *lexicon_words()])
         return self._index
 
     def _correct(self, word: str) -> str | None:
