@@ -290,6 +290,7 @@ HINTS: tuple[tuple[str, str], ...] = (
     ("treaty war battle empire dynasty revolution", "encyclopedia history"),
     ("preview previews", "deploy"),
     ("tag tags", "release commit"),
+    ("confirmation confirmations", "email"),
     ("typo typos", "bug issue"),
 )
 
@@ -364,6 +365,9 @@ ABBREVIATIONS: tuple[tuple[str, str], ...] = (
     ("opp", "opportunity deal"),
     ("opps", "opportunity deal"),
     ("pg", "postgres database"),
+    ("prd", "product requirements document"),
+    ("prds", "product requirements document"),
+    ("tldr", "summary"),
 )
 
 PHRASES: tuple[tuple[str, str], ...] = (
@@ -544,6 +548,8 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("who work at", "profile people company"),
     ("who works at", "profile people company"),
     ("reach out to", "contact message"),
+    ("what did people say", "chat conversation message"),
+    ("chat widget", "live chat support conversation"),
     ("canned reply", "support macro"),
     ("canned replies", "support macro"),
     ("canned response", "support macro"),
