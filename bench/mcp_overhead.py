@@ -28,7 +28,7 @@ stateless 2026-07-28 protocol, opened with ``server/discover``.
     per session). With the handshake (``protocol="legacy"``) glove_mcp measured 1.37-1.46x
     here.
 
-Run: ``python bench/mcp_overhead.py [--calls 200] [--rounds 7] [--servers 10]``
+Run: ``python bench/mcp_overhead.py [--calls 200] [--rounds 15] [--servers 10]``
 """
 
 from __future__ import annotations
@@ -209,7 +209,7 @@ async def bench_mount(servers: int, rounds: int, latency: float) -> MountFigures
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--calls", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--servers", type=int, default=10)
     parser.add_argument("--latency", type=float, default=0.2)
     args = parser.parse_args()
