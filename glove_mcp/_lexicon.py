@@ -548,6 +548,8 @@ PHRASES: tuple[tuple[str, str], ...] = (
     ("who work at", "profile people company"),
     ("who works at", "profile people company"),
     ("reach out to", "contact message"),
+    ("that works for", "availability schedule meeting"),
+    ("works for me", "availability schedule meeting"),
     ("what did people say", "chat conversation message"),
     ("chat widget", "live chat support conversation"),
     ("canned reply", "support macro"),

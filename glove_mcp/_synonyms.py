@@ -115,6 +115,10 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?<![\w/])r/\w+"), " subreddit "),
     (re.compile(r"(?<![\w&])#[a-z][\w-]*"), " chat channel "),
     (re.compile(r"(?:^|\s)(?:~|\.{1,2})?/[\w.~/-]+|\b[a-z]:\\\S*"), " local file path "),
+    (
+        re.compile(r"\b[\w-]+\.(?:py|js|ts|tsx|jsx|go|rb|rs|java|kt|swift|php|cpp|cs)\b"),
+        " code file ",
+    ),
     (re.compile(r"\b[\w-]+\.(?:pdf|docx?|pptx?|txt|md|rtf)\b"), " document file "),
     (re.compile(r"\b[\w-]+\.(?:csv|xlsx?|tsv)\b"), " spreadsheet file "),
     (re.compile(r"\b[\w-]+\.(?:png|jpe?g|gif|svg|webp)\b"), " image file "),
