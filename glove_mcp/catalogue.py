@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from glove_mcp._ranking import RankingIndex, RankingParams, query_tokens
 from glove_mcp._spelling import Speller
-from glove_mcp._synonyms import expansions, lexicon_words, rewrite_query
+from glove_mcp._synonyms import expansions, lexicon_words, rewrite_query, word_weight
 from glove_mcp._text import stem, tokenize
 
 __all__ = ["CatalogueIndex", "McpCatalogueEntry", "match_entries"]
@@ -276,7 +276,14 @@ class CatalogueIndex:
         self._raw_words.extend(
             _raw_words(" ".join([entry.name, entry.id, entry.description, *entry.tags]))
         )
-        name = tokenize(f"{entry.name} {entry.id}", split_camel=True, memo=memo)
+        whole = set(tokenize(f"{entry.name} {entry.id}", memo=memo))
+        # A camel-case part counts as a name word ("pager" of PagerDuty) unless it is a weak
+        # word that would catch everyday phrasing ("quick" of QuickBooks: "a quick summary").
+        name = [
+            t
+            for t in tokenize(f"{entry.name} {entry.id}", split_camel=True, memo=memo)
+            if t in whole or word_weight(t, 0.0, 1.0)[0] > 0.0
+        ]
         tags = [t for tag in entry.tags for t in tokenize(tag, memo=memo)]
         return name, tags, tokenize(entry.description, memo=memo)
 

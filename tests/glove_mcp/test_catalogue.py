@@ -362,6 +362,15 @@ def test_a_product_named_anywhere_is_favoured_but_google_as_a_verb_is_a_search()
     assert ids(match_entries(cat, "google the error message"))[0] == "web"
 
 
+def test_a_weak_camel_case_part_of_a_name_does_not_catch_everyday_words() -> None:
+    cat = [
+        entry("books", "Accounting: invoices, bills and profit and loss.", name="QuickBooks"),
+        entry("wiki", "Encyclopedia articles on history and people.", name="Wikipedia"),
+    ]
+    assert ids(match_entries(cat, "quick summary of the french revolution"))[0] == "wiki"
+    assert ids(match_entries(cat, "quickbooks"))[0] == "books"
+
+
 def test_phrases_with_a_slot_keep_the_slot_words() -> None:
     cat = [
         entry("chat", "Send chat messages to a team.", tags=["chat"]),
