@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -42,6 +42,9 @@ class McpCatalogueEntry(BaseModel):
         command: for a local stdio server instead of ``url``: the command that starts it,
             e.g. ``["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]``.
         env: extra environment variables for that command.
+        protocol: ``"auto"`` (the stateless protocol when the server speaks it, else the
+            ``initialize`` handshake) or ``"legacy"`` (the handshake only, for a server that
+            mishandles ``server/discover``).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -55,6 +58,7 @@ class McpCatalogueEntry(BaseModel):
     metadata: dict[str, Any] = Field(default_factory=dict)
     command: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
+    protocol: Literal["auto", "legacy"] = "auto"
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpCatalogueEntry:

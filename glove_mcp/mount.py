@@ -195,6 +195,7 @@ class McpMount:
             exclude_tools=entry.exclude_tools,
             filter_tools=self.filter_tools,
             pool=self.pool,
+            protocol=entry.protocol,
         )
         folded: list[str] = []
         replaced: dict[str, Tool] = {}

@@ -139,6 +139,21 @@ async def test_bridged_tools_work_through_the_glove(servers: Servers) -> None:
     assert tool_result.result.data["title"] == "Bug"
 
 
+async def test_an_entry_can_ask_for_the_handshake_protocol(servers: Servers) -> None:
+    entries = [
+        McpCatalogueEntry(id="a", name="A", description="pages", url=servers.notes.url),
+        McpCatalogueEntry(
+            id="b", name="B", description="issues", url=servers.tracker.url, protocol="legacy"
+        ),
+    ]
+    adapter = MemoryMcpAdapter("conv", active=["a", "b"])
+    async with await mount_mcp(_glove(), adapter=adapter, entries=entries) as mount:
+        assert mount.loaded == ["a", "b"]
+    assert servers.notes.control.discovers == 1
+    assert servers.tracker.control.discovers == 0
+    assert servers.tracker.control.handshakes == 1
+
+
 async def test_adapter_tokens_reach_the_server(servers: Servers) -> None:
     servers.notes.control.tokens = {"secret-notes"}
     adapter = MemoryMcpAdapter("conv", active=["notes"], tokens={"notes": "secret-notes"})
