@@ -20,6 +20,21 @@ __all__ = [
 ]
 
 PermissionStatus = Literal["granted", "denied"]
+InboxStatus = Literal["pending", "resolved", "consumed"]
+
+
+def inbox_changes(
+    status: InboxStatus | None, response: str | None, resolved_at: str | None
+) -> dict[str, object]:
+    """The fields an ``update_inbox_item`` call sets (None leaves a field as it is)."""
+    changes: dict[str, object] = {}
+    if status is not None:
+        changes["status"] = status
+    if response is not None:
+        changes["response"] = response
+    if resolved_at is not None:
+        changes["resolved_at"] = resolved_at
+    return changes
 
 
 @runtime_checkable
@@ -104,7 +119,7 @@ class InboxStore(Protocol):
         self,
         item_id: str,
         *,
-        status: Literal["pending", "resolved", "consumed"] | None = None,
+        status: InboxStatus | None = None,
         response: str | None = None,
         resolved_at: str | None = None,
     ) -> None:

@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Literal
-
-from glove_core.stores.base import PermissionStatus
+from glove_core.errors import InboxItemError
+from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["MemoryStore", "PlainMemoryStore"]
@@ -87,27 +86,23 @@ class MemoryStore(PlainMemoryStore):
 
     async def add_inbox_item(self, item: InboxItem) -> None:
         if item.id in self._inbox:
-            raise ValueError(f"inbox item {item.id!r} already exists")
+            raise InboxItemError(
+                item.id, f"already exists in conversation {self._identifier!r}; use a new id"
+            )
         self._inbox[item.id] = item
 
     async def update_inbox_item(
         self,
         item_id: str,
         *,
-        status: Literal["pending", "resolved", "consumed"] | None = None,
+        status: InboxStatus | None = None,
         response: str | None = None,
         resolved_at: str | None = None,
     ) -> None:
         item = self._inbox.get(item_id)
         if item is None:
-            raise KeyError(f"no inbox item {item_id!r} in conversation {self._identifier!r}")
-        changes: dict[str, object] = {}
-        if status is not None:
-            changes["status"] = status
-        if response is not None:
-            changes["response"] = response
-        if resolved_at is not None:
-            changes["resolved_at"] = resolved_at
+            raise InboxItemError(item_id, f"no such item in conversation {self._identifier!r}")
+        changes = inbox_changes(status, response, resolved_at)
         self._inbox[item_id] = item.model_copy(update=changes)
 
     async def get_resolved_inbox_items(self) -> list[InboxItem]:

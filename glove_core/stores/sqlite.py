@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -44,7 +44,7 @@ from glove_core.stores._sqlite_schema import (
     translate,
     with_existing_file,
 )
-from glove_core.stores.base import PermissionStatus
+from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SCHEMA_VERSION", "SessionInfo", "SqliteStore"]
@@ -357,7 +357,7 @@ class SqliteStore:
         self,
         item_id: str,
         *,
-        status: Literal["pending", "resolved", "consumed"] | None = None,
+        status: InboxStatus | None = None,
         response: str | None = None,
         resolved_at: str | None = None,
     ) -> None:
@@ -367,13 +367,7 @@ class SqliteStore:
             InboxItemError: the conversation has no item with that id.
         """
         sid = self._session_id
-        changes: dict[str, object] = {}
-        if status is not None:
-            changes["status"] = status
-        if response is not None:
-            changes["response"] = response
-        if resolved_at is not None:
-            changes["resolved_at"] = resolved_at
+        changes = inbox_changes(status, response, resolved_at)
 
         def write(conn: sqlite3.Connection) -> None:
             with transaction(conn):

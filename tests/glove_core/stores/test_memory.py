@@ -1,11 +1,12 @@
-"""MemoryStore: messages are frozen values shared with readers; the lists are the caller's."""
+"""MemoryStore: messages are frozen values shared with readers; the lists are the caller's;
+bad inbox ids raise as in SqliteStore."""
 
 from __future__ import annotations
 
 import pytest
 from pydantic import ValidationError
 
-from glove_core import MemoryStore, Message, ToolCall, Usage
+from glove_core import InboxItem, InboxItemError, MemoryStore, Message, ToolCall, Usage
 
 
 async def test_messages_are_shared_values_and_lists_are_independent() -> None:
@@ -35,3 +36,14 @@ async def test_counters_and_reset() -> None:
     assert await store.get_turn_count() == 1
     await store.reset_counters()
     assert await store.get_usage() == Usage() and await store.get_turn_count() == 0
+
+
+async def test_bad_inbox_ids_raise_the_same_error_as_the_sqlite_store() -> None:
+    store = MemoryStore("s1")
+    item = InboxItem(id="i1", tag="watch", request="tell me", created_at="2026-01-01")
+    await store.add_inbox_item(item)
+    with pytest.raises(InboxItemError, match="'i1': already exists in conversation 's1'"):
+        await store.add_inbox_item(item)
+    with pytest.raises(InboxItemError, match="'nope': no such item in conversation 's1'"):
+        await store.update_inbox_item("nope", status="consumed")
+    assert [i.id for i in await store.get_inbox_items()] == ["i1"]  # nothing lost
