@@ -23,10 +23,8 @@ from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnection
 from glove_core.models._anthropic_convert import AnthropicParams, build_params, message_from_blocks
 from glove_core.models._cache_health import CacheHealth, conversation_key
 from glove_core.models._retry import RetryPolicy, is_retryable, status_error
-from glove_core.models.base import ModelRequest, ModelResponse
+from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.subscribers import (
-    ModelResponseCompleteEvent,
-    ModelResponseEvent,
     Notify,
     TextDelta,
     ToolUse,
@@ -225,31 +223,11 @@ class AnthropicModel:
                         payload = block.input if isinstance(block.input, dict) else {}
                         await notify("tool_use", ToolUse(block.id, block.name, dict(payload)))
             final = await stream.get_final_message()
-        response = _response(final)
-        await notify(
-            "model_response_complete",
-            ModelResponseCompleteEvent(
-                response.message.text,
-                list(response.message.tool_calls or []),
-                response.usage,
-                response.stop_reason,
-            ),
-        )
-        return response
+        return await announce(notify, _response(final), streamed=True)
 
     async def _call_json(self, kwargs: dict[str, Any], notify: Notify) -> ModelResponse:
         final = await self._client.messages.create(**kwargs)
-        response = _response(final)
-        await notify(
-            "model_response",
-            ModelResponseEvent(
-                response.message.text,
-                list(response.message.tool_calls or []),
-                response.usage,
-                response.stop_reason,
-            ),
-        )
-        return response
+        return await announce(notify, _response(final), streamed=False)
 
     def __repr__(self) -> str:
         return (

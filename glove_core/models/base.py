@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from glove_core.abort import AbortSignal
-from glove_core.subscribers import Notify
+from glove_core.subscribers import ModelResponseCompleteEvent, ModelResponseEvent, Notify
 from glove_core.tools import ToolSpec
 from glove_core.types import Message, Usage
 
@@ -60,6 +60,18 @@ class ModelResponse:
     message: Message
     usage: Usage = field(default_factory=Usage)
     stop_reason: str | None = None
+
+
+async def announce(notify: Notify, response: ModelResponse, *, streamed: bool) -> ModelResponse:
+    """Tell subscribers a reply is whole (``model_response_complete`` after a stream,
+    ``model_response`` otherwise) and return it."""
+    message = response.message
+    args = (message.text, list(message.tool_calls or []), response.usage, response.stop_reason)
+    if streamed:
+        await notify("model_response_complete", ModelResponseCompleteEvent(*args))
+    else:
+        await notify("model_response", ModelResponseEvent(*args))
+    return response
 
 
 @runtime_checkable

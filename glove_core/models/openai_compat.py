@@ -23,10 +23,8 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnectionError
 from glove_core.models._anthropic_convert import PLACEHOLDER_RESULT, result_text
 from glove_core.models._retry import RetryPolicy, is_retryable, status_error
-from glove_core.models.base import ModelRequest, ModelResponse
+from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.subscribers import (
-    ModelResponseCompleteEvent,
-    ModelResponseEvent,
     Notify,
     TextDelta,
     ToolUse,
@@ -350,11 +348,7 @@ class OpenAICompatModel:
         ]
         message = Message(sender="agent", text=raw.get("content") or "", tool_calls=calls or None)
         result = ModelResponse(message, _usage(data.get("usage")), choice.get("finish_reason"))
-        await notify(
-            "model_response",
-            ModelResponseEvent(message.text, calls, result.usage, result.stop_reason),
-        )
-        return result
+        return await announce(notify, result, streamed=False)
 
     async def _call_stream(
         self, body: dict[str, Any], notify: Notify, attempt: int
@@ -397,12 +391,7 @@ class OpenAICompatModel:
         for done in tool_calls:
             await notify("tool_use", ToolUse(done.id, done.name, dict(done.input)))
         message = Message(sender="agent", text="".join(texts), tool_calls=tool_calls or None)
-        result = ModelResponse(message, _usage(usage), finish)
-        await notify(
-            "model_response_complete",
-            ModelResponseCompleteEvent(message.text, tool_calls, result.usage, finish),
-        )
-        return result
+        return await announce(notify, ModelResponse(message, _usage(usage), finish), streamed=True)
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, base_url={self.base_url!r})"

@@ -12,8 +12,8 @@ from typing import Any, Self
 
 from glove_core.abort import AbortSignal
 from glove_core.errors import ScriptExhaustedError
-from glove_core.models.base import ModelRequest, ModelResponse
-from glove_core.subscribers import ModelResponseCompleteEvent, Notify, TextDelta, ToolUse
+from glove_core.models.base import ModelRequest, ModelResponse, announce
+from glove_core.subscribers import Notify, TextDelta, ToolUse
 from glove_core.types import Message, ToolCall, Usage
 
 __all__ = ["ScriptItem", "ScriptReply", "ScriptedModel"]
@@ -131,11 +131,7 @@ class ScriptedModel:
             output_tokens=max(1, len(message.text) // 4) + 20 * len(message.tool_calls or []),
         )
         stop = "tool_use" if message.tool_calls else "end_turn"
-        await notify(
-            "model_response_complete",
-            ModelResponseCompleteEvent(message.text, list(message.tool_calls or []), usage, stop),
-        )
-        return ModelResponse(message=message, usage=usage, stop_reason=stop)
+        return await announce(notify, ModelResponse(message, usage, stop), streamed=True)
 
     def __repr__(self) -> str:
         return f"ScriptedModel(items={len(self._script)}, used={self._next})"
