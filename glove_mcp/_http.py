@@ -60,6 +60,7 @@ class McpClientPool:
         self._owned = client is None
         self._timeout = httpx2.Timeout(timeout, read=read_timeout)
         self._closed = False
+        self._borrowers = 0  # users counted by borrow_pool / return_pool
 
     @property
     def client(self) -> httpx2.AsyncClient:
@@ -104,7 +105,6 @@ class McpClientPool:
 _SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, McpClientPool] = (
     weakref.WeakKeyDictionary()
 )
-_USERS: weakref.WeakKeyDictionary[McpClientPool, int] = weakref.WeakKeyDictionary()
 
 
 def borrow_pool() -> McpClientPool:
@@ -115,21 +115,20 @@ def borrow_pool() -> McpClientPool:
     try:
         loop = asyncio.get_running_loop()
     except RuntimeError:
+        loop = None
+    pool = _SHARED.get(loop) if loop is not None else None
+    if pool is None:
         pool = McpClientPool()
-        _USERS[pool] = 1
-        return pool
-    shared = _SHARED.get(loop)
-    if shared is None:
-        shared = _SHARED[loop] = McpClientPool()
-    _USERS[shared] = _USERS.get(shared, 0) + 1
-    return shared
+        if loop is not None:
+            _SHARED[loop] = pool
+    pool._borrowers += 1
+    return pool
 
 
 async def return_pool(pool: McpClientPool) -> None:
     """One user of a ``borrow_pool`` pool is done; the last one closes it."""
-    users = _USERS.get(pool, 1) - 1
-    _USERS[pool] = users
-    if users > 0:
+    pool._borrowers -= 1
+    if pool._borrowers > 0:
         return
     for loop, shared in list(_SHARED.items()):
         if shared is pool:

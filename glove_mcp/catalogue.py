@@ -218,8 +218,9 @@ class CatalogueIndex:
         if self._index is None:
             docs = [(*fixed, tools) for fixed, tools in zip(self._fixed, self._tools, strict=True)]
             self._index = RankingIndex(docs, self._params)
-            known = set(lexicon_words())
-            self._speller = Speller([*self._raw_words, *known])
+            lexicon = list(lexicon_words())  # with repeats: counts break the speller's ties
+            self._speller = Speller([*self._raw_words, *lexicon])
+            known = set(lexicon)
             # Proper names: words of entry names, as written, that no general vocabulary knows
             # ("dropbox", "notion", "teams" though "team" is a word); a query uses them to say
             # which product it means. Camel-case parts ("send" of SendGrid) are not names.
