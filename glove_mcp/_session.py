@@ -133,6 +133,13 @@ class Session:
         return True
 
     @property
+    def abandons_locally(self) -> bool:
+        """True when giving up on a request never sends anything to the server: over HTTP on
+        the stateless protocol, the SDK's transport turns the courtesy
+        ``notifications/cancelled`` into closing that request's response."""
+        return self.command is None and self.protocol == "auto"
+
+    @property
     def alive(self) -> bool:
         return self.session is not None and not self.task.done()
 

@@ -331,13 +331,24 @@ class McpServerConnection:
     async def _timed(
         self, session: Session, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
     ) -> _T:
-        """Run ``op`` in its own task under ``call_timeout``.
+        """Run ``op`` under ``call_timeout``; raises ``TimeoutError`` when it runs out.
 
-        Not the SDK's timeout, nor a cancel of the caller: either makes the SDK send a courtesy
-        ``notifications/cancelled`` and wait (shielded, up to 5 s) for a server that is stalled.
-        On our timeout the session is torn down first, so that send fails at once.
+        Giving up on a request makes the SDK send a courtesy ``notifications/cancelled`` and
+        wait (shielded, up to 5 s) until it is written. On the stateless protocol over HTTP
+        that costs nothing: the transport turns it into closing the request's own response,
+        never a request to the server. So there the call runs in the caller's task, and a
+        timeout or a cancelled caller returns at once (a task per call would cost about 2-3%
+        of a call: anyio sets up its state for every new task).
+
+        On the handshake protocol, and over stdio, the notification goes to the server, which
+        may be stalled: there the call runs in a task of its own, so neither our timeout nor a
+        cancelled caller waits on it. On our timeout the session is torn down first, so that
+        send fails at once; a cancelled caller leaves the request to finish in the background.
         """
         assert session.session is not None
+        if session.abandons_locally:
+            async with asyncio.timeout(self.call_timeout):
+                return await op(session.session)
         task = asyncio.create_task(op(session.session))
         try:
             done, _ = await asyncio.wait({task}, timeout=self.call_timeout)

@@ -27,7 +27,7 @@ from glove_mcp import (
     include_tool,
     mount_mcp,
 )
-from glove_mcp.connect import ConnectionState
+from glove_mcp.connect import ConnectionState, Protocol
 from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
 from glove_mcp.testing.servers import NOTES_TOOL_NAMES
 
@@ -303,8 +303,11 @@ async def test_connection_refused_names_the_server() -> None:
         await connect_mcp("notes", url)
 
 
-async def test_stalled_server_times_out_and_next_call_reconnects(notes: McpTestServer) -> None:
-    async with await connect_mcp("notes", notes.url, call_timeout=0.3) as conn:
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_stalled_server_times_out_and_next_call_reconnects(
+    notes: McpTestServer, protocol: Protocol
+) -> None:
+    async with await connect_mcp("notes", notes.url, call_timeout=0.3, protocol=protocol) as conn:
         notes.control.stall()
         with pytest.raises(McpTimeoutError, match=r"'notes'.*tools/call 'read_page'"):
             await conn.call_tool("read_page", {"page_id": "p1"})
@@ -312,6 +315,25 @@ async def test_stalled_server_times_out_and_next_call_reconnects(notes: McpTestS
         result = await conn.call_tool("read_page", {"page_id": "p1"})
         assert result.structured_content is not None
         assert notes.control.handshakes == 2
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_a_cancelled_call_to_a_stalled_server_returns_at_once(
+    notes: McpTestServer, protocol: Protocol
+) -> None:
+    # Cancelling a request makes the SDK tell the server (notifications/cancelled) and wait up
+    # to 5 s for that to go out; a stalled handshake-era server never takes it.
+    async with await connect_mcp("notes", notes.url, protocol=protocol) as conn:
+        notes.control.stall()
+        call = asyncio.create_task(conn.call_tool("read_page", {"page_id": "p1"}))
+        await notes.control.wait_stalled()
+        call.cancel()
+        done, _ = await asyncio.wait({call}, timeout=2.5)
+        assert done, "the cancelled call waited on the stalled server"
+        assert call.cancelled()
+        notes.control.release()
+        result = await conn.call_tool("read_page", {"page_id": "p1"})
+        assert result.structured_content is not None
 
 
 async def test_close_from_another_task_and_use_after_close(notes: McpTestServer) -> None:
