@@ -1,18 +1,25 @@
 """MCP overhead: what glove_mcp adds on top of the raw ``mcp`` client, measured in one run.
 
 (a) Tool calls: 200 calls of the notes server's ``update_page`` made by a Glove (a
-    ``ScriptedModel`` replies with tool calls; the loop runs the bridged tools, which go through
-    ``McpServerConnection``: auth flow, recovery bookkeeping, result conversion) against 200 raw
-    ``ClientSession.call_tool`` calls on a session opened with the SDK alone
-    (``streamable_http_client`` + ``ClientSession``, no glove code), to the same server, which
-    runs in a child process so its CPU time is not charged to either side. Each round runs
-    every side once, in a rotating order, and starts the Glove side in a new conversation; the
-    figure is the median of the rounds' glove / raw ratios. The Glove side also includes the
-    agent loop itself (saving messages, building model requests), i.e. what a user of the
-    agent pays. Both sides speak the protocol glove_mcp negotiates with these (2.x SDK)
-    servers: the stateless 2026-07-28 protocol, opened with ``server/discover``. A context
-    row compares with the SDK used as documented (``initialize()``, the handshake protocol).
-    Target: ratio <= 1.10.
+    ``ScriptedModel`` replies with 20 tool calls at a time; the loop runs the bridged tool,
+    which goes through ``McpServerConnection``: auth flow, recovery bookkeeping, result
+    conversion) against 200 raw ``ClientSession.call_tool`` calls on a session opened with the
+    SDK alone (``streamable_http_client`` + ``ClientSession``, no glove code), to the same
+    server, which runs in a child process so its CPU time is not charged to either side. The
+    Glove side includes the agent loop itself (saving messages, building model requests), i.e.
+    what a user of the agent pays; each round is one request in a new conversation.
+
+    The sides are interleaved call by call: around every bridged call the bench makes one raw
+    call on each baseline session, in a random order, and times those spans; the Glove
+    side's time is the request's wall time minus them (so the bench's own wrapper counts
+    against Glove). This machine's speed drifts by 20% or more within a second; two identical
+    raw sessions timed in alternating 200-call blocks gave ratios from 0.80 to 1.39 (median
+    1.07), call by call 0.93-1.04. A control row times a second raw session the same way, so
+    the noise floor of each run is printed next to the figure. Both raw sides speak the
+    protocol glove_mcp negotiates with these (2.x SDK) servers: the stateless 2026-07-28
+    protocol, opened with ``server/discover``. A context row compares with the SDK used as
+    documented (``initialize()``, the handshake protocol). The figure is the median of the
+    rounds' glove / raw ratios. Target: <= 1.10.
 
 (b) Mount: ``mount_mcp`` with 10 active servers, each adding 200 ms to every connection's
     opening request (``connect_latency``), against ``mount_mcp`` with one such server. The
@@ -36,11 +43,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import os
 import platform
+import random
 import statistics
 import time
-from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import Any
@@ -49,7 +57,7 @@ import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from glove_core import Glove, ScriptedModel, Tool, ToolCall
+from glove_core import Glove, ScriptedModel, Tool, ToolCall, ToolContext
 from glove_mcp import (
     McpCatalogueEntry,
     McpClientPool,
@@ -61,12 +69,13 @@ from glove_mcp import (
 from glove_mcp.testing import spawn_server, spawn_servers
 
 _PER_REPLY = 20  # tool calls per model reply on the Glove side
+_ARGS = {"page_id": "p1", "body": "x"}
 
 
 async def _glove_round(tools: list[Tool], calls: int) -> float:
     """One request of ``calls`` bridged calls, in a new conversation: each round starts from an
-    empty history, as the raw side starts from nothing (a conversation that kept every round's
-    results would make each model request, not the tool calls, grow round after round)."""
+    empty history (a conversation that kept every round's results would make each model
+    request, not the tool calls, grow round after round). Returns the wall seconds."""
     model = ScriptedModel([])
     glove = Glove(model=model, system_prompt="bench", server_mode=True)
     for tool in tools:
@@ -75,7 +84,7 @@ async def _glove_round(tools: list[Tool], calls: int) -> float:
     replies: list[Any] = []
     for start in range(0, calls, _PER_REPLY):
         batch = [
-            ToolCall(id=f"c{i}", name="notes__update_page", input={"page_id": "p1", "body": "x"})
+            ToolCall(id=f"c{i}", name="notes__update_page", input=dict(_ARGS))
             for i in range(start, min(start + _PER_REPLY, calls))
         ]
         replies.append(batch)
@@ -93,21 +102,53 @@ async def _glove_round(tools: list[Tool], calls: int) -> float:
 async def _raw_round(session: ClientSession, calls: int) -> float:
     began = time.perf_counter()
     for _ in range(calls):
-        result = await session.call_tool("update_page", {"page_id": "p1", "body": "x"})
+        result = await session.call_tool("update_page", _ARGS)
         if result.is_error:
             raise SystemExit(f"raw side failed: {result}")
     return time.perf_counter() - began
 
 
+def _interleaved(tool: Tool, baselines: dict[str, ClientSession], spent: dict[str, float]) -> Tool:
+    """``tool`` with one raw call on every baseline session made around each of its calls, in
+    a new random order each time; each raw call's seconds are added to ``spent``.
+
+    Random, not rotated: a rotation keeps the same side before each side, and what a call
+    leaves to run after it has returned (the handshake side's SSE response is closed in the
+    background) is charged to whichever side runs next."""
+    inner = tool.do
+    sides = ["glove", *baselines]
+    order = random.Random(6)
+
+    async def do(input: Any, ctx: ToolContext) -> Any:
+        answer: Any = None
+        order.shuffle(sides)
+        for side in sides:
+            if side == "glove":
+                answer = await inner(input, ctx)
+                continue
+            began = time.perf_counter()
+            result = await baselines[side].call_tool("update_page", _ARGS)
+            spent[side] += time.perf_counter() - began
+            if result.is_error:
+                raise SystemExit(f"{side} side failed: {result}")
+        return answer
+
+    return dataclasses.replace(tool, do=do)
+
+
 @dataclass(frozen=True)
 class CallFigures:
-    """Median seconds per round of ``calls`` calls, and the median of the paired ratios."""
+    """Seconds per round of ``calls`` calls (medians), and medians of the rounds' ratios."""
 
     glove: float
     raw: float
     ratio: float
+    control: float
+    """A second raw session timed like the others: its ratio to ``raw`` is the noise floor."""
+    control_ratio: float
     handshake: float
     """The SDK used as documented (``initialize()``), which talks the handshake protocol."""
+    handshake_ratio: float
 
 
 async def _raw_session(stack: AsyncExitStack, url: str, *, discover: bool) -> ClientSession:
@@ -122,38 +163,46 @@ async def _raw_session(stack: AsyncExitStack, url: str, *, discover: bool) -> Cl
 
 
 async def bench_calls(calls: int, rounds: int) -> CallFigures:
-    """The three sides, round after round in a rotating order (slow drifts of the machine
-    reach every side alike); the ratio is the median of each round's glove / raw."""
+    """Rounds of ``calls`` bridged calls, each interleaved call by call with the raw sides."""
     async with spawn_server("notes") as url, AsyncExitStack() as stack:
-        session = await _raw_session(stack, url, discover=True)
-        handshake = await _raw_session(stack, url, discover=False)
-
+        baselines = {
+            "raw": await _raw_session(stack, url, discover=True),
+            "control": await _raw_session(stack, url, discover=True),
+            "handshake": await _raw_session(stack, url, discover=False),
+        }
         pool = await stack.enter_async_context(McpClientPool())
         conn = await connect_mcp("notes", url, pool=pool)
         stack.push_async_callback(conn.close)
-        if conn.protocol_version != session.protocol_version:
+        if conn.protocol_version != baselines["raw"].protocol_version:
             raise SystemExit(f"protocols differ: {conn.protocol_version} vs raw")
-        tools = [bridge_mcp_tool(conn, t, server_mode=True) for t in await conn.list_tools()]
-
-        sides: dict[str, Callable[[], Awaitable[float]]] = {
-            "glove": lambda: _glove_round(tools, calls),
-            "raw": lambda: _raw_round(session, calls),
-            "handshake": lambda: _raw_round(handshake, calls),
-        }
-        await _raw_round(session, 20)  # warm-up
-        await _raw_round(handshake, 20)
+        spent = dict.fromkeys(baselines, 0.0)
+        tools = [
+            _interleaved(bridge_mcp_tool(conn, t, server_mode=True), baselines, spent)
+            for t in await conn.list_tools()
+        ]
+        for session in baselines.values():
+            await _raw_round(session, 20)  # warm-up
         await _glove_round(tools, 20)
-        times: dict[str, list[float]] = {name: [] for name in sides}
-        order = list(sides)
-        for i in range(rounds):
-            for name in order[i % 3 :] + order[: i % 3]:
-                times[name].append(await sides[name]())
-        ratios = [g / r for g, r in zip(times["glove"], times["raw"], strict=True)]
+        times: dict[str, list[float]] = {name: [] for name in ("glove", *baselines)}
+        for _ in range(rounds):
+            for name in spent:
+                spent[name] = 0.0
+            wall = await _glove_round(tools, calls)
+            times["glove"].append(wall - sum(spent.values()))
+            for name, seconds in spent.items():
+                times[name].append(seconds)
+
+        def ratio(side: str, base: str = "raw") -> float:
+            return statistics.median(a / b for a, b in zip(times[side], times[base], strict=True))
+
         return CallFigures(
-            statistics.median(times["glove"]),
-            statistics.median(times["raw"]),
-            statistics.median(ratios),
-            statistics.median(times["handshake"]),
+            glove=statistics.median(times["glove"]),
+            raw=statistics.median(times["raw"]),
+            ratio=ratio("glove"),
+            control=statistics.median(times["control"]),
+            control_ratio=ratio("control"),
+            handshake=statistics.median(times["handshake"]),
+            handshake_ratio=ratio("glove", "handshake"),
         )
 
 
@@ -268,8 +317,12 @@ def main() -> int:
         f"{raw_s * 1e3 / args.calls:>10.2f}"
     )
     print(
+        f"{'    control: a second raw session, total ms':<52} {calls.control * 1e3:>10.1f} "
+        f"{raw_s * 1e3:>10.1f} {calls.control_ratio:>7.2f}x"
+    )
+    print(
         f"{'    vs the SDK as documented (initialize), total ms':<52} {glove_s * 1e3:>10.1f} "
-        f"{calls.handshake * 1e3:>10.1f} {glove_s / calls.handshake:>7.2f}x"
+        f"{calls.handshake * 1e3:>10.1f} {calls.handshake_ratio:>7.2f}x"
     )
     label = f"(b) mount {args.servers} servers vs 1 (+{args.latency * 1e3:.0f} ms), ms"
     print(f"{label:<52} {many_s * 1e3:>10.1f} {one_s * 1e3:>10.1f} {mount_ratio:>7.2f}x")
