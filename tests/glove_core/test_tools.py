@@ -175,3 +175,18 @@ def test_tool_without_schema_takes_an_empty_object() -> None:
     bare = Tool(name="bare", description="d", do=do)
     assert bare.spec.input_schema == {"type": "object", "properties": {}}
     assert bare.parse_input({"x": 1}) == {"x": 1}
+
+
+def test_tools_of_one_input_model_get_equal_schemas_they_can_edit_alone() -> None:
+    # The schema is generated once per model class; each tool still gets its own copy.
+    class Input(BaseModel):
+        tags: list[str]
+
+    def do(input: Any, ctx: ToolContext) -> None:
+        return None
+
+    first = Tool(name="first", description="d", do=do, input_model=Input)
+    second = Tool(name="second", description="d", do=do, input_model=Input)
+    assert first.spec.input_schema == second.spec.input_schema == Input.model_json_schema()
+    first.spec.input_schema["properties"]["tags"]["items"]["type"] = "integer"
+    assert second.spec.input_schema == Input.model_json_schema()
