@@ -38,7 +38,7 @@
     process) on the server, after the latency. The SDK-alone row uses the ``initialize``
     handshake, as ``ClientSession`` does unless told otherwise, so it shows what the
     negotiated protocol saves (three requests, a standalone GET stream and a DELETE at close
-    per session). With the handshake (``protocol="legacy"``) glove_mcp measured 1.37-1.46x
+    per session). With the handshake (``protocol="legacy"``) glove_mcp measured 1.37-1.47x
     here.
 
 Run: ``python bench/mcp_overhead.py [--calls 200] [--rounds 15] [--servers 10]``
