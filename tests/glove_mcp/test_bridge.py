@@ -3,6 +3,7 @@ local servers over HTTP."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -13,8 +14,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glove_core import (
+    AbortController,
+    AbortError,
     Glove,
     ImagePart,
+    MemoryStore,
     ModelRequest,
     ScriptedModel,
     Tool,
@@ -32,6 +36,7 @@ from glove_mcp import (
     convert_call_result,
     json_schema_to_shape,
 )
+from glove_mcp.connect import Protocol
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
 
@@ -297,3 +302,32 @@ async def test_sanitised_name_calls_the_real_tool() -> None:
         result = await _run(conn, tool.name, {})
     assert result.result.data == "found"
     assert calls == ["pages.search"]
+
+
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_aborting_a_request_stops_waiting_on_a_stalled_server(protocol: Protocol) -> None:
+    async with (
+        McpTestServer("notes") as server,
+        await connect_mcp("notes", server.url, protocol=protocol) as conn,
+    ):
+        store = MemoryStore()
+        read = ToolCall(id="c1", name="notes__read_page", input={"page_id": "p1"})
+        glove = Glove(model=ScriptedModel([[read]]), system_prompt="t", store=store)
+        for tool in (await _tools(conn)).values():
+            glove.fold(tool)
+        glove.build()
+        controller = AbortController()
+        server.control.stall()
+        request = asyncio.create_task(glove.process_request("go", signal=controller.signal))
+        await server.control.wait_stalled()
+        controller.abort("user pressed Ctrl-C")
+        # Bounded: the SDK would wait up to 5 s to tell a stalled server the call is cancelled.
+        done, _ = await asyncio.wait({request}, timeout=2.5)
+        assert done, "the aborted request waited on the stalled server"
+        with pytest.raises(AbortError):
+            request.result()
+        saved = (await store.get_messages())[-1].tool_results or []
+        assert [r.result.status for r in saved] == ["aborted"]
+        server.control.release()
+        # The connection still works.
+        assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False
