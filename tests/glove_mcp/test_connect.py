@@ -348,6 +348,22 @@ async def test_close_from_another_task_and_use_after_close(notes: McpTestServer)
         _ = conn.raw
 
 
+@pytest.mark.parametrize("protocol", ["auto", "legacy"])
+async def test_closing_while_a_call_waits_on_a_stalled_server_ends_the_call(
+    notes: McpTestServer, protocol: Protocol
+) -> None:
+    conn = await connect_mcp("notes", notes.url, protocol=protocol)
+    notes.control.stall()
+    call = asyncio.create_task(conn.call_tool("read_page", {"page_id": "p1"}))
+    await notes.control.wait_stalled()
+    await asyncio.create_task(conn.close())
+    done, _ = await asyncio.wait({call}, timeout=2.5)
+    assert done, "the call outlived its connection"
+    with pytest.raises(McpStateError, match="'notes' is closed"):
+        call.result()
+    notes.control.release()
+
+
 async def test_connections_share_one_http_client(notes: McpTestServer) -> None:
     async with McpClientPool() as pool:
         a = await connect_mcp("a", notes.url, pool=pool)
