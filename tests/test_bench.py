@@ -1,0 +1,26 @@
+"""The MCP overhead benchmark still runs end to end (a tiny run: its figures mean nothing here;
+benchmarks are not tests, so nothing about them is asserted)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+
+
+async def test_mcp_overhead_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "mcp_overhead.py"),
+        *("--calls", "4", "--rounds", "1", "--servers", "2", "--latency", "0"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert any(line.startswith("(a) 4 tool calls") for line in lines)
+    assert any("control: a second raw session" in line for line in lines)
+    assert lines[-1].startswith("summary: tool calls ")
