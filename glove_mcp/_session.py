@@ -71,9 +71,14 @@ class Session:
         self.scope = anyio.CancelScope()
         self.unauthorized = 0
         self.not_found = 0
-        # No standalone server-to-client stream: nothing here consumes messages a server sends
-        # outside a request (see glove_mcp._http).
-        http = pool.scoped(observe_status(auth, self._note), timeout, server_stream=False)
+        # Over HTTP, no standalone server-to-client stream: nothing here consumes messages a
+        # server sends outside a request (see glove_mcp._http). A stdio server needs no HTTP
+        # client at all (making the shared one costs ~20 ms).
+        http = (
+            None
+            if command
+            else pool.scoped(observe_status(auth, self._note), timeout, server_stream=False)
+        )
         self.task = asyncio.create_task(self._own(http), name=f"mcp-session:{namespace}")
 
     def _note(self, status: int) -> None:
@@ -82,7 +87,7 @@ class Session:
         elif status == 404:
             self.not_found += 1
 
-    async def _own(self, http: httpx2.AsyncClient) -> None:
+    async def _own(self, http: httpx2.AsyncClient | None) -> None:
         try:
             with self.scope:
                 await self._serve(http)
@@ -96,15 +101,16 @@ class Session:
             if not self.ready.done():
                 self.ready.set_exception(ConnectionError("the session ended before initialize"))
 
-    async def _serve(self, http: httpx2.AsyncClient) -> None:
-        if self.command:
+    async def _serve(self, http: httpx2.AsyncClient | None) -> None:
+        if http is not None:
+            transport: Any = streamable_http_client(self.url, http_client=http)
+        else:
             # A stdio server: the process is the session; it ends when the session does.
+            assert self.command
             params = StdioServerParameters(
                 command=self.command[0], args=self.command[1:], env=self.env
             )
-            transport: Any = stdio_client(params)
-        else:
-            transport = streamable_http_client(self.url, http_client=http)
+            transport = stdio_client(params)
         async with (
             transport as (read, write),
             ClientSession(read, write, client_info=self.client_info) as session,

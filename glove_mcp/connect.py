@@ -192,13 +192,16 @@ class McpServerConnection:
         alive = self._session is not None and self._session.alive
         return ConnectionState.CONNECTED if alive else ConnectionState.IDLE
 
+    def _live(self) -> ClientSession | None:
+        """The SDK session of the live session, or None."""
+        session = self._session
+        return session.session if session is not None and session.alive else None
+
     @property
     def protocol_version(self) -> str | None:
         """The protocol version of the live session (e.g. ``"2026-07-28"``), or None."""
-        session = self._session
-        if session is None or session.session is None or not session.alive:
-            return None
-        return session.session.protocol_version
+        live = self._live()
+        return live.protocol_version if live is not None else None
 
     @property
     def raw(self) -> ClientSession:
@@ -208,12 +211,13 @@ class McpServerConnection:
         Raises:
             McpStateError: not connected.
         """
-        if self._session is None or self._session.session is None or not self._session.alive:
+        live = self._live()
+        if live is None:
             raise McpStateError(
                 f"MCP connection {self.namespace!r} has no live session ({self.state.value}); "
                 "await connect() or call a tool first"
             )
-        return self._session.session
+        return live
 
     # -- session lifecycle -------------------------------------------------------------------
 

@@ -9,7 +9,13 @@ import pytest
 from pydantic import ValidationError
 
 from glove_core import Glove, ScriptedModel, ToolCall
-from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mcp
+from glove_mcp import (
+    McpCatalogueEntry,
+    McpClientPool,
+    MemoryMcpAdapter,
+    connect_mcp,
+    mount_mcp,
+)
 from glove_mcp.connect import ConnectionState
 
 NOTES = [sys.executable, "-m", "glove_mcp.testing", "notes", "--stdio"]
@@ -59,3 +65,10 @@ def test_an_entry_needs_exactly_one_transport() -> None:
         McpCatalogueEntry(id="x", name="X", description="d", url="http://h/mcp", command=["a"])
     with pytest.raises(ValueError, match="exactly one"):
         asyncio.run(connect_mcp("x", "http://h/mcp", command=["a"]))
+
+
+async def test_a_stdio_connection_makes_no_http_client() -> None:
+    async with McpClientPool() as pool:
+        async with await connect_mcp("notes", "", command=NOTES, pool=pool) as connection:
+            assert not (await connection.call_tool("read_page", {"page_id": "p1"})).is_error
+        assert pool._client is None  # created on first use only, and a stdio server has none
