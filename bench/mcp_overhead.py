@@ -104,15 +104,6 @@ async def _glove_round(tools: list[Tool], calls: int) -> float:
     return elapsed
 
 
-async def _raw_round(session: ClientSession, calls: int) -> float:
-    began = time.perf_counter()
-    for _ in range(calls):
-        result = await session.call_tool("update_page", _ARGS)
-        if result.is_error:
-            raise SystemExit(f"raw side failed: {result}")
-    return time.perf_counter() - began
-
-
 async def _settle() -> None:
     """Let the event loop turn twice: the work a JSON answer leaves to run after the call has
     returned (the transport finishing that POST) is done by then (measured here)."""
@@ -225,7 +216,8 @@ async def bench_calls(calls: int, rounds: int) -> CallFigures:
             for t in await conn.list_tools()
         ]
         for session in (*baselines.values(), handshake):
-            await _raw_round(session, 20)  # warm-up
+            for _ in range(20):  # warm-up
+                await _timed_call(session, "warm-up")
         await _glove_round(tools, 20)
         times: dict[str, list[float]] = {name: [] for name in ("glove", *baselines)}
         for _ in range(rounds):
