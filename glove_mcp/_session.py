@@ -36,7 +36,13 @@ logger = logging.getLogger(__name__)
 
 _CANCEL_GRACE = 5.0
 
-_NOT_A_VERDICT = frozenset({types.REQUEST_TIMEOUT, types.CONNECTION_CLOSED})
+# HTTP answers with which older servers reject ``server/discover``: 400 (the TypeScript SDK:
+# "Unsupported protocol version", "Server not initialized"; the Python 1.x SDK: "Missing
+# session ID"), 404 (no such route or method), 405 and 406 (a gateway refusing the request).
+_ERA_STATUSES = frozenset({400, 404, 405, 406})
+# Words of a JSON-RPC error that mean "I speak an older protocol", whatever its code (the
+# TypeScript SDK uses -32000, which is also the code the Python SDK gives a dropped connection).
+_ERA_WORDS = ("protocol version", "not initialized", "session id", "method not found")
 
 Protocol = Literal["auto", "legacy"]
 """How a session opens: ``"auto"`` tries the stateless protocol (``server/discover``) and falls
@@ -71,6 +77,7 @@ class Session:
         self.scope = anyio.CancelScope()
         self.unauthorized = 0
         self.not_found = 0
+        self.last_status: int | None = None
         # Over HTTP, no standalone server-to-client stream: nothing here consumes messages a
         # server sends outside a request (see glove_mcp._http). A stdio server needs no HTTP
         # client at all (making the shared one costs ~20 ms).
@@ -82,6 +89,7 @@ class Session:
         self.task = asyncio.create_task(self._own(http), name=f"mcp-session:{namespace}")
 
     def _note(self, status: int) -> None:
+        self.last_status = status
         if status == 401:
             self.unauthorized += 1
         elif status == 404:
@@ -127,16 +135,42 @@ class Session:
         try:
             await session.discover()
         except MCPError as exc:
-            # Not era verdicts: a credential problem (initialize would get 401 too), a server
-            # too slow to answer, or one that went away.
-            if self.unauthorized or exc.error.code in _NOT_A_VERDICT:
+            if not self._rejects_discover(exc):
                 raise
-            # A handshake-era server rejects server/discover (method not found, or 400 for a
-            # request without a session), in whatever words: any other error means fall back.
+            logger.debug(
+                "MCP server %r rejected server/discover (HTTP %s, JSON-RPC %s %r); "
+                "using the initialize handshake",
+                self.namespace,
+                self.last_status,
+                exc.error.code,
+                exc.error.message,
+            )
             return False
-        except (RuntimeError, ValidationError):
-            return False  # it answered, but with no version or result we can use
+        except (RuntimeError, ValidationError) as exc:
+            # It answered, but with no version or result we can use.
+            logger.debug(
+                "MCP server %r answered server/discover unusably (%s); using the initialize "
+                "handshake",
+                self.namespace,
+                type(exc).__name__,
+            )
+            return False
+        logger.debug("MCP server %r speaks the stateless protocol", self.namespace)
         return True
+
+    def _rejects_discover(self, exc: MCPError) -> bool:
+        """Whether an error answer to ``server/discover`` says "older server" (fall back) rather
+        than "no answer" (a credential problem, a timeout, a dropped connection: raise)."""
+        if self.unauthorized:
+            return False  # initialize would get the same 401
+        code, words = exc.error.code, exc.error.message.lower()
+        if code == types.REQUEST_TIMEOUT or (self.last_status or 0) >= 500:
+            return False  # a passing failure: remembering "older server" would outlive it
+        if code != types.CONNECTION_CLOSED:
+            return True  # the server answered with an error of its own: method not found, ...
+        # -32000 is both the TypeScript SDK's "Bad Request" and the Python SDK's "the
+        # connection closed": only an HTTP answer, or the words, tell them apart.
+        return self.last_status in _ERA_STATUSES or any(w in words for w in _ERA_WORDS)
 
     @property
     def abandons_locally(self) -> bool:

@@ -61,6 +61,10 @@ class ServerControl:
             ``server/discover``): what opening a connection to a distant server costs.
         legacy_only: behave like a handshake-era (1.x) server: ``server/discover`` gets the
             400 "Missing session ID" such a server answers any request before ``initialize``.
+        discover_rejection: with ``legacy_only``, the raw answer ``server/discover`` gets
+            instead: ``(status, content_type, body)`` — how older servers written elsewhere
+            reject it (the TypeScript SDK: 400 with JSON-RPC -32000 "Unsupported protocol
+            version").
         answer_401: answer every request with 401, whatever its token.
         requests: how many HTTP requests arrived (counted before any check).
         handshakes: how many handshake requests (``initialize`` or ``server/discover``)
@@ -74,6 +78,7 @@ class ServerControl:
     latency: float = 0.0
     connect_latency: float = 0.0
     legacy_only: bool = False
+    discover_rejection: tuple[int, str, bytes] | None = None
     answer_401: bool = False
     requests: int = 0
     handshakes: int = 0
@@ -146,10 +151,14 @@ _MISSING_SESSION = {
 
 
 async def _json(send: Send, status: int, body: object) -> None:
-    data = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await _raw(send, status, "application/json", json.dumps(body).encode())
+
+
+async def _raw(send: Send, status: int, content_type: str, body: bytes) -> None:
+    length = str(len(body)).encode()
+    headers = [(b"content-type", content_type.encode()), (b"content-length", length)]
     await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": data})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _peek_method(receive: Receive) -> tuple[str | None, Receive]:
@@ -206,7 +215,11 @@ def gate(app: ASGIApp, control: ServerControl) -> ASGIApp:
             await _plain(send, 401, b"unauthorized", [(b"www-authenticate", challenge)])
             return
         if control.legacy_only and method == "server/discover":
-            await _json(send, 400, _MISSING_SESSION)
+            if control.discover_rejection is None:
+                await _json(send, 400, _MISSING_SESSION)
+            else:
+                status, content_type, body = control.discover_rejection
+                await _raw(send, status, content_type, body)
             return
         if session is not None and session in control._expired:
             await _plain(send, 404, b"session not found", [])

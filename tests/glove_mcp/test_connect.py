@@ -4,6 +4,7 @@ exclusion, and the recovery contract (401 refresh, auth_expired, 404 re-init, ou
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import AsyncIterator
 
@@ -16,6 +17,7 @@ from glove_mcp import (
     McpAuthExpiredError,
     McpCatalogueEntry,
     McpClientPool,
+    McpProtocolError,
     McpServerUnavailableError,
     McpStateError,
     McpTimeoutError,
@@ -241,6 +243,62 @@ async def test_falls_back_to_the_handshake_and_remembers_it() -> None:
         async with await connect_mcp("notes", url, protocol="legacy") as conn:
             assert conn.protocol_version == "2025-11-25"
         assert control.discovers == 1
+
+
+def _rpc_error(code: int, message: str) -> bytes:
+    return json.dumps(
+        {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+    ).encode()
+
+
+_JSON = "application/json"
+_OLDER_SERVER_ANSWERS = {
+    # The TypeScript SDK (server-everything, the conformance servers, most hosted servers).
+    "ts-unsupported-version": (
+        400,
+        _JSON,
+        _rpc_error(-32000, "Bad Request: Unsupported protocol version: 2026-07-28"),
+    ),
+    "ts-not-initialized": (400, _JSON, _rpc_error(-32000, "Bad Request: Server not initialized")),
+    "invalid-request": (400, _JSON, _rpc_error(-32600, "Bad Request: Missing session ID")),
+    "method-not-found": (404, _JSON, _rpc_error(-32601, "Method not found")),
+    "invalid-params": (400, _JSON, _rpc_error(-32602, "Invalid params")),
+    "bare-404": (404, "text/plain", b"Not Found"),
+    "bare-405": (405, "text/plain", b"Method Not Allowed"),
+    "bare-406": (406, "text/plain", b"Not Acceptable"),
+    "bare-400-empty": (400, _JSON, b""),
+    "200-not-json": (200, _JSON, b"<html>hello</html>"),
+    "200-empty": (200, _JSON, b""),
+}
+
+
+@pytest.mark.parametrize("answer", sorted(_OLDER_SERVER_ANSWERS))
+async def test_every_older_server_answer_to_discover_falls_back_to_the_handshake(
+    answer: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    control = ServerControl(legacy_only=True, discover_rejection=_OLDER_SERVER_ANSWERS[answer])
+    caplog.set_level(logging.DEBUG, logger="glove_mcp._session")
+    async with serve("notes", control=control) as url, await connect_mcp("notes", url) as conn:
+        assert conn.protocol == "legacy"
+        assert conn.protocol_version == "2025-11-25"
+        assert len(await conn.list_tools()) == len(NOTES_TOOL_NAMES)
+    assert control.discovers == 1
+    assert "using the initialize handshake" in caplog.text
+
+
+async def test_a_server_error_on_discover_is_not_taken_for_an_old_server() -> None:
+    control = ServerControl(
+        legacy_only=True, discover_rejection=(503, _JSON, _rpc_error(-32603, "overloaded"))
+    )
+    async with serve("notes", control=control) as url:
+        with pytest.raises(McpProtocolError, match="'notes'"):
+            await connect_mcp("notes", url)
+    assert control.handshakes == control.discovers == 1  # no initialize after it
+
+
+async def test_a_server_that_is_down_is_unreachable_not_old() -> None:
+    with pytest.raises(McpServerUnavailableError, match=r"'gone'.*unreachable"):
+        await connect_mcp("gone", "http://127.0.0.1:9/mcp", connect_timeout=5)
 
 
 async def test_a_stalled_server_is_not_taken_for_an_old_one(notes: McpTestServer) -> None:
