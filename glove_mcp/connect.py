@@ -43,6 +43,7 @@ from typing import Any, TypeVar
 
 import httpx2
 import mcp_types as types
+from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
@@ -56,6 +57,7 @@ from glove_mcp.errors import (
     McpSessionExpiredError,
     McpStateError,
     McpTimeoutError,
+    OAuthFlowError,
 )
 
 __all__ = [
@@ -106,8 +108,12 @@ def include_tool(
     exclude_tools: Collection[str] = (),
     filter_tools: ToolFilter | None = None,
 ) -> bool:
-    """The single gate deciding whether a server tool is offered: not in ``exclude_tools``
-    (exact, un-namespaced names) and accepted by ``filter_tools(namespace, tool)``."""
+    """The single gate deciding whether a server tool is offered: callable without task
+    augmentation (a tool whose ``execution.taskSupport`` is ``"required"`` fails every plain
+    call, and glove_mcp does not run tasks), not in ``exclude_tools`` (exact, un-namespaced
+    names) and accepted by ``filter_tools(namespace, tool)``."""
+    if tool.execution is not None and tool.execution.task_support == "required":
+        return False
     if tool.name in exclude_tools:
         return False
     return filter_tools is None or bool(filter_tools(namespace, tool))
@@ -316,9 +322,18 @@ class McpServerConnection:
         """Map what the SDK raised to one of our errors."""
         if isinstance(exc, GloveMcpError):
             return exc
+        found = leaves(exc)
+        for leaf in found:
+            # A login run by the connection's auth (an OAuth provider) failed: that, not the
+            # transport's exception group, is what the caller must see.
+            if isinstance(leaf, GloveMcpError):
+                return leaf
+            if isinstance(leaf, SdkOAuthFlowError):
+                return OAuthFlowError(
+                    f"OAuth for MCP server {self.namespace!r} at {self.url} failed: {leaf}"
+                )
         if session.unauthorized:
             return self._auth_expired()
-        found = leaves(exc)
         for leaf in found:
             if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
                 return McpTimeoutError(self.namespace, self.url, what, self.connect_timeout)

@@ -13,6 +13,9 @@ from glove_mcp.oauth.keyring_store import KeyringOAuthStore as KeyringOAuthStore
 from glove_mcp.oauth.login import OAuthResult as OAuthResult
 from glove_mcp.oauth.login import VerifyToolCall as VerifyToolCall
 from glove_mcp.oauth.login import run_mcp_oauth as run_mcp_oauth
+from glove_mcp.oauth.machine import client_credentials_auth as client_credentials_auth
+from glove_mcp.oauth.machine import identity_assertion_auth as identity_assertion_auth
+from glove_mcp.oauth.provider import Authorizer as Authorizer
 from glove_mcp.oauth.provider import McpOAuthProvider as McpOAuthProvider
 from glove_mcp.oauth.state import MCP_DEFAULT_CLIENT_INFO as MCP_DEFAULT_CLIENT_INFO
 from glove_mcp.oauth.state import OAuthClientInfo as OAuthClientInfo
@@ -27,6 +30,7 @@ from glove_mcp.oauth.token_source import OAuthTokenSource as OAuthTokenSource
 
 __all__ = [
     "MCP_DEFAULT_CLIENT_INFO",
+    "Authorizer",
     "FsOAuthStore",
     "KeyringOAuthStore",
     "LockingOAuthStore",
@@ -40,6 +44,8 @@ __all__ = [
     "StoredTokens",
     "VerifyToolCall",
     "build_client_metadata",
+    "client_credentials_auth",
     "empty_oauth_state",
+    "identity_assertion_auth",
     "run_mcp_oauth",
 ]

@@ -19,9 +19,13 @@ from urllib.parse import parse_qs, urlparse
 
 from mcp.shared.auth import AuthorizationCodeResult
 
-from glove_mcp.errors import OAuthAuthorizationDeniedError, OAuthStateMismatchError
+from glove_mcp.errors import (
+    OAuthAuthorizationDeniedError,
+    OAuthFlowError,
+    OAuthStateMismatchError,
+)
 
-__all__ = ["CallbackReceiver", "read_line_in_thread"]
+__all__ = ["CallbackReceiver", "parse_authorization_response", "read_line_in_thread"]
 
 logger = logging.getLogger(__name__)
 
@@ -41,6 +45,59 @@ def _page(status: int, title: str, body: str) -> bytes:
         f"Content-Length: {len(text)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + text
+
+
+def _query(text: str) -> dict[str, list[str]] | None:
+    """The parameters of a pasted redirect URL or query string; None for a bare code."""
+    text = text.strip()
+    if "code=" in text or "error=" in text or "://" in text:
+        return parse_qs(urlparse(text).query if "://" in text else text.lstrip("?"))
+    return None
+
+
+def _decide(
+    params: dict[str, list[str]], expected_state: str | None
+) -> AuthorizationCodeResult | OAuthFlowError | None:
+    """A callback's verdict: the code, the error to raise, or None (neither code nor error)."""
+
+    def first(name: str) -> str | None:
+        values = params.get(name)
+        return values[0] if values else None
+
+    state = first("state")
+    if expected_state is not None and state != expected_state:
+        return OAuthStateMismatchError()
+    error = first("error")
+    if error is not None:
+        return OAuthAuthorizationDeniedError(error, first("error_description"))
+    code = first("code")
+    if code is None:
+        return None
+    return AuthorizationCodeResult(code=code, state=state, iss=first("iss"))
+
+
+def parse_authorization_response(text: str, expected_state: str | None) -> AuthorizationCodeResult:
+    """The code (with ``state`` and ``iss``) in a redirected URL, a query string or a bare code.
+
+    Raises:
+        OAuthAuthorizationDeniedError, OAuthStateMismatchError: what the redirect says.
+        OAuthFlowError: the text holds neither a code nor an error.
+    """
+    params = _query(text)
+    if params is None:
+        if not text.strip():
+            raise OAuthFlowError("the authorization step returned nothing (no code, no URL)")
+        # A bare code carries no state; the person copied it from this login's page.
+        return AuthorizationCodeResult(code=text.strip(), state=expected_state)
+    verdict = _decide(params, expected_state)
+    if verdict is None:
+        raise OAuthFlowError(
+            "the redirected URL carries neither a code nor an error; paste the whole URL the "
+            "browser landed on"
+        )
+    if isinstance(verdict, OAuthFlowError):
+        raise verdict
+    return verdict
 
 
 class CallbackReceiver:
@@ -83,38 +140,28 @@ class CallbackReceiver:
         text = text.strip()
         if not text:
             return
-        if "code=" in text or "error=" in text or "://" in text:
-            query = urlparse(text).query if "://" in text else text.lstrip("?")
-            self._settle(parse_qs(query))
-        else:
+        params = _query(text)
+        if params is None:
             # A bare code carries no state; the person copied it from this login's page.
-            self._settle({"code": [text], "state": [self._expected_state or ""]})
+            params = {"code": [text], "state": [self._expected_state or ""]}
+        self._settle(params)
 
     def _settle(self, params: dict[str, list[str]]) -> tuple[int, str, str]:
         """Decide on a callback's parameters; returns (status, title, text) for the page."""
-
-        def first(name: str) -> str | None:
-            values = params.get(name)
-            return values[0] if values else None
-
         future = self.result
-        state = first("state")
-        if self._expected_state is not None and state != self._expected_state:
-            if not future.done():
-                future.set_exception(OAuthStateMismatchError())
-            return 400, "Login failed", "The state parameter did not match. Run the login again."
-        error = first("error")
-        if error is not None:
-            if not future.done():
-                future.set_exception(
-                    OAuthAuthorizationDeniedError(error, first("error_description"))
-                )
-            return 400, "Authorization not granted", f"The server answered: {error}."
-        code = first("code")
-        if code is None:
+        verdict = _decide(params, self._expected_state)
+        if verdict is None:
             return 400, "Not a callback", "This request carried neither a code nor an error."
         if not future.done():
-            future.set_result(AuthorizationCodeResult(code=code, state=state, iss=first("iss")))
+            if isinstance(verdict, OAuthFlowError):
+                future.set_exception(verdict)
+            else:
+                future.set_result(verdict)
+        if isinstance(verdict, OAuthStateMismatchError):
+            return 400, "Login failed", "The state parameter did not match. Run the login again."
+        if isinstance(verdict, OAuthAuthorizationDeniedError):
+            error = params.get("error", ["?"])[0]
+            return 400, "Authorization not granted", f"The server answered: {error}."
         return 200, "Logged in", "You can close this tab and return to the terminal."
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -1,9 +1,12 @@
 """``run_mcp_oauth``: log in to an MCP server once, from a terminal or a headless box.
 
-The SDK's ``OAuthClientProvider`` (as ``McpOAuthProvider``) does discovery, dynamic client
-registration, PKCE and the code exchange. This module supplies the parts around it: the
-loopback callback listener (bound before registration), the browser or paste-back prompt,
-the timeout, the "already logged in" shortcut and the verify call.
+The SDK's ``OAuthClientProvider`` (as ``McpOAuthProvider``) does the MCP authorization spec:
+discovery from the 401's ``WWW-Authenticate`` and the well-known paths, registration, PKCE,
+``resource`` and ``iss`` checks, the code exchange. The login is driven by a real MCP request
+on a ``connect_mcp`` connection, so it works with servers that only route ``POST``. This
+module supplies the parts around it: the loopback callback listener (bound before
+registration), the browser or paste-back prompt, or a caller's ``authorize`` function; the
+timeout; the "already logged in" shortcut; the verify call; and undoing a failed login.
 """
 
 from __future__ import annotations
@@ -16,27 +19,25 @@ import webbrowser
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
-import httpx2
 import mcp_types as types
-from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
-from mcp.client.auth import OAuthTokenError as SdkOAuthTokenError
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull
+from mcp.shared.auth import OAuthClientInformationFull
 
+from glove_mcp.auth import bearer
+from glove_mcp.connect import McpServerConnection, connect_mcp
 from glove_mcp.errors import (
+    McpAuthExpiredError,
     OAuthCallbackTimeoutError,
-    OAuthError,
     OAuthFlowError,
     OAuthLoginRequiredError,
     OAuthVerifyError,
 )
 from glove_mcp.oauth._callback import CallbackReceiver, read_line_in_thread
-from glove_mcp.oauth.provider import McpOAuthProvider
+from glove_mcp.oauth.provider import Authorizer, McpOAuthProvider
 from glove_mcp.oauth.state import (
     OAuthClientInfo,
+    OAuthState,
     TokenEndpointAuthMethodName,
     build_client_metadata,
     empty_oauth_state,
@@ -82,10 +83,6 @@ class OAuthResult:
     redirect_url: str | None = None
 
 
-class _Unauthorized(Exception):
-    """The MCP server answered 401 to the verify call."""
-
-
 def _has_display() -> bool:
     if sys.platform in ("darwin", "win32"):
         return True
@@ -107,8 +104,19 @@ async def run_mcp_oauth(
     verify: Literal["list_tools"] | VerifyToolCall | None = "list_tools",
     timeout: float = 300,  # noqa: ASYNC109 - the callback wait, a fixed public name
     open_browser: bool = True,
+    *,
+    authorize: Authorizer | None = None,
+    client_metadata_url: str | None = None,
 ) -> OAuthResult:
     """Log in to an MCP server with OAuth and save the tokens in ``store`` under ``key``.
+
+    The login follows the MCP authorization spec: a real MCP request (a POST) gets the
+    server's 401, whose ``WWW-Authenticate`` names the resource metadata and scope; then
+    protected resource and authorization server discovery (with the well-known fallbacks),
+    registration (a Client ID Metadata Document, dynamic registration, or a pre-registered
+    client), PKCE, the ``resource`` and ``iss`` checks, the code exchange, and the same request
+    again with the new token. Success is reported only when new tokens are stored and that
+    request (plus ``verify``) succeeded with them; a failed login leaves the store as it was.
 
     If the store already holds tokens that work (refreshing them if needed), no browser is
     opened and the status is ``"ALREADY_AUTHORIZED"``.
@@ -123,22 +131,32 @@ async def run_mcp_oauth(
             (its path is served by the listener).
         pre_registered_client: a client registered out of band (``client_id``, optional
             ``client_secret`` and ``token_endpoint_auth_method``); skips registration.
-        scope: scopes to request, space separated (the server's advertised ones otherwise).
+        scope: scopes to request, space separated (otherwise those the server's 401 names,
+            else those it advertises, else none).
         token_endpoint_auth_method: for dynamic registration; ``none`` by default.
         on_authorize_url: called with the authorization URL; when given, nothing is printed.
         on_progress: called with short progress messages.
-        verify: ``"list_tools"``, a ``VerifyToolCall``, or ``None`` to skip verification.
-        timeout: seconds to wait for the callback.
+        verify: ``"list_tools"``, a ``VerifyToolCall``, or ``None`` (then the opening request
+            alone verifies the token).
+        timeout: seconds to wait for the person (or ``authorize``) to approve.
         open_browser: open the system browser; when False (or there is no display) the URL is
             printed and the redirected URL or the code is read from stdin (paste-back).
+        authorize: complete the authorization step in code: given the authorization URL,
+            return the URL the browser was redirected to (or the code). No listener, browser
+            or prompt is used; ``redirect_url`` (or the default) is only registered.
+        client_metadata_url: an HTTPS URL of this client's metadata document, used as the
+            client id where the authorization server supports Client ID Metadata Documents
+            (preferred to dynamic registration).
 
     Returns:
         The outcome.
 
     Raises:
-        OAuthFlowError: the login did not complete (denied, state mismatch, timeout, …).
-        OAuthVerifyError: the tokens were saved but the verify call failed.
+        OAuthFlowError: the login did not complete (denied, state mismatch, timeout, wrong
+            issuer, registration refused, the server needs no login, …).
+        OAuthVerifyError: the login worked but the verify call failed.
         OAuthStoreError: the store cannot be read or written.
+        McpConnectionError: the server cannot be reached.
     """
 
     def progress(message: str) -> None:
@@ -150,55 +168,118 @@ async def run_mcp_oauth(
     if already is not None:
         return already
 
-    path = urlparse(redirect_url).path if redirect_url else "/callback"
-    receiver = CallbackReceiver("127.0.0.1", port, path)
-    # Bound before registration: the redirect URI (with the real port) goes into it.
-    bound = await receiver.start()
+    receiver: CallbackReceiver | None = None
+    if authorize is None:
+        path = urlparse(redirect_url).path if redirect_url else "/callback"
+        receiver = CallbackReceiver("127.0.0.1", port, path)
+        # Bound before registration: the redirect URI (with the real port) goes into it.
+        port = await receiver.start()
+        progress(f"listening for the OAuth callback on 127.0.0.1:{port}")
     try:
-        redirect = redirect_url or f"http://127.0.0.1:{bound}/callback"
-        progress(f"listening for the OAuth callback on {redirect}")
+        redirect = redirect_url or f"http://127.0.0.1:{port}/callback"
+        approve = authorize or _interactive(
+            receiver, redirect, timeout, open_browser, on_authorize_url, progress
+        )
+
+        async def announced(url: str) -> str:
+            if authorize is not None and on_authorize_url is not None:
+                on_authorize_url(url)
+            progress("waiting for the authorization")
+            try:
+                async with asyncio.timeout(timeout):
+                    return await approve(url)
+            except TimeoutError:
+                raise OAuthCallbackTimeoutError(redirect, timeout) from None
+
+        before = await store.get(key)
         await _prepare_client(store, key, server_url, redirect, pre_registered_client)
         metadata = build_client_metadata(
             redirect, dict(client_info) if client_info else None, scope, token_endpoint_auth_method
         )
-        headless = not open_browser or not _has_display()
-
-        async def redirect_handler(url: str) -> None:
-            receiver.expect_state(_query_value(url, "state"))
-            await _present_url(url, headless, receiver, on_authorize_url, progress)
-
-        async def callback_handler() -> AuthorizationCodeResult:
-            try:
-                async with asyncio.timeout(timeout):
-                    return await asyncio.shield(receiver.result)
-            except TimeoutError:
-                raise OAuthCallbackTimeoutError(redirect, timeout) from None
-
-        provider = McpOAuthProvider(
-            server_url,
-            store,
-            key,
-            metadata,
-            redirect_handler,
-            callback_handler,
-            hide_stored_tokens=True,
-            scope=scope,
-        )
-        await _drive_login(provider, server_url, key)
-        await provider.save_discovery()
+        try:
+            provider = McpOAuthProvider(
+                server_url,
+                store,
+                key,
+                metadata,
+                hide_stored_tokens=True,
+                scope=scope,
+                authorize=announced,
+                client_metadata_url=client_metadata_url,
+            )
+            tool_count, verify_result = await _login(provider, server_url, key, verify, timeout)
+            await provider.save_discovery()
+        except BaseException:
+            await _restore(store, key, before)
+            raise
         progress("logged in; tokens saved")
     finally:
-        await receiver.aclose()
-
-    source = OAuthTokenSource(store, key, server_url)
-    token = await source.access_token()
-    try:
-        tool_count, verify_result = await _verify(server_url, token, verify, progress)
-    except _Unauthorized:
-        raise OAuthVerifyError(
-            f"the MCP server at {server_url} rejected the token obtained for {key!r} (HTTP 401)"
-        ) from None
+        if receiver is not None:
+            await receiver.aclose()
     return OAuthResult("AUTHORIZED", key, tool_count, verify_result, redirect)
+
+
+def _interactive(
+    receiver: CallbackReceiver | None,
+    redirect: str,
+    timeout: float,
+    open_browser: bool,
+    on_authorize_url: Callable[[str], object] | None,
+    progress: Callable[[str], None],
+) -> Authorizer:
+    """The authorizer of a person at a terminal: the browser (or the printed URL), then the
+    loopback listener (or paste-back on stdin)."""
+    assert receiver is not None
+    headless = not open_browser or not _has_display()
+
+    async def approve(url: str) -> str:
+        receiver.expect_state(_query_value(url, "state"))
+        await _present_url(url, headless, receiver, on_authorize_url, progress)
+        result = await asyncio.shield(receiver.result)
+        query = {"code": result.code, "state": result.state or ""}
+        if result.iss is not None:
+            query["iss"] = result.iss
+        return f"{redirect}?{urlencode(query)}"
+
+    return approve
+
+
+async def _restore(store: OAuthStore, key: str, before: OAuthState | None) -> None:
+    """Put back what the store held before a failed login, so a half-done one (a client
+    registered for a login that never completed, no tokens) does not linger."""
+    if before is None:
+        await store.delete(key)
+    else:
+        await store.set(key, before)
+
+
+async def _login(
+    provider: McpOAuthProvider,
+    server_url: str,
+    key: str,
+    verify: Literal["list_tools"] | VerifyToolCall | None,
+    approval_time: float,
+) -> tuple[int | None, Any]:
+    """Open a connection with the provider: the server's 401 to its first request runs the
+    SDK's flow, then the verify request runs on the logged-in connection."""
+    try:
+        # The person gets ``approval_time`` to approve; the connection's limit comes on top.
+        async with await connect_mcp(
+            key, server_url, auth=provider, connect_timeout=approval_time + 30
+        ) as conn:
+            result = await _check(conn, server_url, verify)
+    except McpAuthExpiredError:
+        raise OAuthFlowError(
+            f"OAuth login for {key!r}: {server_url} still answers 401 after the login; check "
+            "that the account may use this server"
+        ) from None
+    if provider.storage.hide_tokens:
+        # No new tokens were saved: the server answered without asking for any.
+        raise OAuthFlowError(
+            f"{server_url} did not ask for a login (it answered without credentials), so no "
+            f"tokens were saved for {key!r}; connect to it without OAuth"
+        )
+    return result
 
 
 async def _try_stored(
@@ -214,19 +295,36 @@ async def _try_stored(
     if state.server_url is not None and state.server_url != server_url:
         progress(f"stored tokens for {key!r} are for {state.server_url}; logging in again")
         return None
+    # bearer() resends once with a refreshed token after a 401.
     source = OAuthTokenSource(store, key, server_url)
     try:
-        token = await source.access_token()
-        try:
-            count, result = await _verify(server_url, token, verify, progress)
-        except _Unauthorized:
-            token = await source.access_token(force_refresh=True)
-            count, result = await _verify(server_url, token, verify, progress)
-    except (OAuthLoginRequiredError, _Unauthorized):
+        async with await connect_mcp(key, server_url, auth=bearer(source)) as conn:
+            count, result = await _check(conn, server_url, verify)
+    except (OAuthLoginRequiredError, McpAuthExpiredError):
         progress("stored tokens no longer work; starting a new login")
         return None
     progress("already logged in")
     return OAuthResult("ALREADY_AUTHORIZED", key, count, result, state.redirect_url)
+
+
+async def _check(
+    conn: McpServerConnection,
+    server_url: str,
+    verify: Literal["list_tools"] | VerifyToolCall | None,
+) -> tuple[int | None, Any]:
+    """Run the verify request on a connection that already opened with the token."""
+    if verify is None:
+        return None, None
+    if isinstance(verify, VerifyToolCall):
+        result = await conn.call_tool(verify.name, verify.arguments)
+        text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+        if result.is_error:
+            raise OAuthVerifyError(
+                f"verify call {verify.name!r} on {server_url} failed: {text[:200]}"
+            )
+        return None, text
+    names = [tool.name for tool in await conn.list_tools()]
+    return len(names), names
 
 
 async def _prepare_client(
@@ -287,84 +385,3 @@ async def _present_url(
         sys.stderr.flush()
     progress("waiting for the redirected URL or code on stdin")
     read_line_in_thread(sys.stdin, asyncio.get_running_loop(), receiver)
-
-
-async def _drive_login(provider: McpOAuthProvider, server_url: str, key: str) -> None:
-    """Make one request through the provider: its 401 triggers the SDK's full flow."""
-    try:
-        async with httpx2.AsyncClient(auth=provider, timeout=30.0) as client:
-            response = await client.get(server_url, headers={"Accept": "text/event-stream"})
-    except OAuthError:
-        raise
-    except (SdkOAuthFlowError, SdkOAuthTokenError) as exc:
-        raise OAuthFlowError(f"OAuth login for {key!r} at {server_url} failed: {exc}") from None
-    except httpx2.HTTPError as exc:
-        raise OAuthFlowError(
-            f"OAuth login for {key!r}: cannot reach {server_url} ({type(exc).__name__})"
-        ) from None
-    if response.status_code == 401:
-        raise OAuthFlowError(
-            f"OAuth login for {key!r}: {server_url} still answers 401 after the login"
-        )
-
-
-async def _verify(
-    server_url: str,
-    token: str,
-    verify: Literal["list_tools"] | VerifyToolCall | None,
-    progress: Callable[[str], None],
-) -> tuple[int | None, Any]:
-    if verify is None:
-        return None, None
-    progress("verifying the token against the MCP server")
-    statuses: list[int] = []
-
-    async def record(response: httpx2.Response) -> None:
-        statuses.append(response.status_code)
-
-    client = httpx2.AsyncClient(
-        headers={"Authorization": f"Bearer {token}"},
-        timeout=httpx2.Timeout(30.0, read=300.0),
-        event_hooks={"response": [record]},
-    )
-    try:
-        async with (
-            client,
-            streamable_http_client(server_url, http_client=client) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            if isinstance(verify, VerifyToolCall):
-                result = await session.call_tool(verify.name, verify.arguments)
-                text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
-                if result.is_error:
-                    raise OAuthVerifyError(
-                        f"verify call {verify.name!r} on {server_url} failed: {text[:200]}"
-                    )
-                return None, text
-            names: list[str] = []
-            cursor: str | None = None
-            while True:
-                page = await session.list_tools(
-                    params=types.PaginatedRequestParams(cursor=cursor) if cursor else None
-                )
-                names.extend(tool.name for tool in page.tools)
-                cursor = page.next_cursor
-                if not cursor:
-                    return len(names), names
-    except Exception as exc:
-        # The transport wraps everything (ours included) in nested exception groups.
-        leaf = _leaf(exc)
-        if isinstance(leaf, OAuthVerifyError):
-            raise leaf from None
-        if 401 in statuses:
-            raise _Unauthorized from None
-        raise OAuthVerifyError(
-            f"verifying the login against {server_url} failed: {type(leaf).__name__}: {leaf}"
-        ) from None
-
-
-def _leaf(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc

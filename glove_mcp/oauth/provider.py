@@ -14,8 +14,10 @@ The SDK does discovery (RFC 9728, RFC 8414), dynamic client registration, PKCE S
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from urllib.parse import parse_qs, urlparse
 
 from mcp.client.auth import OAuthClientProvider
+from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.shared.auth import (
     AuthorizationCodeResult,
     OAuthClientInformationFull,
@@ -23,6 +25,7 @@ from mcp.shared.auth import (
     OAuthToken,
 )
 
+from glove_mcp.oauth._callback import parse_authorization_response
 from glove_mcp.oauth.state import (
     OAuthClientInfo,
     OAuthState,
@@ -31,7 +34,24 @@ from glove_mcp.oauth.state import (
 )
 from glove_mcp.oauth.store import OAuthStore
 
-__all__ = ["McpOAuthProvider", "StoreTokenStorage"]
+__all__ = ["Authorizer", "McpOAuthProvider", "StoreTokenStorage", "authorization_result"]
+
+Authorizer = Callable[[str], Awaitable[str]]
+"""``authorize(authorization_url) -> redirected_url``: takes the URL a person would open and
+returns the URL the browser was redirected to (or just the code). The seam for scripts, tests
+and custom UIs that complete a login without the loopback listener."""
+
+
+def authorization_result(redirected: str, expected_state: str | None) -> AuthorizationCodeResult:
+    """Parse what an ``Authorizer`` returned: a redirected URL (``code``, ``state``, ``iss`` or
+    ``error`` in its query) or a bare code.
+
+    Raises:
+        OAuthAuthorizationDeniedError: the redirect carries ``error=`` (e.g. access_denied).
+        OAuthStateMismatchError: its ``state`` is not this login's.
+        OAuthFlowError: it carries neither a code nor an error.
+    """
+    return parse_authorization_response(redirected, expected_state)
 
 
 class StoreTokenStorage:
@@ -113,6 +133,17 @@ class McpOAuthProvider(OAuthClientProvider):
         hide_stored_tokens: ignore stored tokens (force a new login), keep the client.
         scope: scopes to request at authorization; the SDK otherwise replaces the metadata's
             scope with what the server advertises.
+        authorize: instead of ``redirect_handler`` and ``callback_handler``: given the
+            authorization URL, return the redirected URL (see ``Authorizer``). A connection
+            with this auth can log in again by itself, e.g. to step up its scopes when the
+            server answers 403 ``insufficient_scope``.
+        client_metadata_url: an HTTPS URL whose document describes this client (a Client ID
+            Metadata Document); used as the client id, instead of dynamic registration, when
+            the authorization server supports it.
+
+    Raises:
+        ValueError: ``authorize`` given together with a redirect or callback handler, or a
+            ``client_metadata_url`` that is not an HTTPS URL with a path.
     """
 
     def __init__(
@@ -126,16 +157,37 @@ class McpOAuthProvider(OAuthClientProvider):
         *,
         hide_stored_tokens: bool = False,
         scope: str | None = None,
+        authorize: Authorizer | None = None,
+        client_metadata_url: str | None = None,
     ) -> None:
+        if authorize is not None:
+            if redirect_handler is not None or callback_handler is not None:
+                raise ValueError(
+                    "McpOAuthProvider: give authorize= or redirect_handler/callback_handler, "
+                    "not both"
+                )
+            redirect_handler, callback_handler = _handlers(authorize)
         self._requested_scope = scope
         self.storage = StoreTokenStorage(store, key, server_url, hide_tokens=hide_stored_tokens)
-        super().__init__(
-            server_url=server_url,
-            client_metadata=client_metadata,
-            storage=self.storage,
-            redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
-        )
+        try:
+            super().__init__(
+                server_url=server_url,
+                client_metadata=client_metadata,
+                storage=self.storage,
+                redirect_handler=redirect_handler,
+                callback_handler=callback_handler,
+                client_metadata_url=client_metadata_url,
+            )
+        except ValueError:
+            raise ValueError(
+                f"client_metadata_url must be an HTTPS URL with a path (e.g. "
+                f"https://example.com/client.json), not {client_metadata_url!r}"
+            ) from None
+
+    authorizations = 0
+    """How many authorization requests (consent screens) this provider started."""
+    max_authorizations = 3
+    """At most this many per provider: a scope step-up that never succeeds stops here."""
 
     def __repr__(self) -> str:
         return f"McpOAuthProvider(server_url={self.context.server_url!r}, key={self.storage.key!r})"
@@ -151,6 +203,14 @@ class McpOAuthProvider(OAuthClientProvider):
         # choice wins.
         if self._requested_scope is not None:
             self.context.client_metadata.scope = self._requested_scope
+        self.authorizations += 1
+        if self.authorizations > self.max_authorizations:
+            # A server that keeps asking for more (403 insufficient_scope after every new
+            # grant) would otherwise send the person through consent screens forever.
+            raise SdkOAuthFlowError(
+                f"gave up after {self.max_authorizations} authorizations: the server keeps "
+                "asking for scopes it never accepts"
+            )
         return await super()._perform_authorization_code_grant()
 
     async def save_discovery(self) -> OAuthState:
@@ -175,3 +235,20 @@ class McpOAuthProvider(OAuthClientProvider):
         new_state = state.model_copy(update=update)
         await self.storage.store.set(self.storage.key, new_state)
         return new_state
+
+
+def _handlers(
+    authorize: Authorizer,
+) -> tuple[Callable[[str], Awaitable[None]], Callable[[], Awaitable[AuthorizationCodeResult]]]:
+    """The SDK's redirect/callback handler pair around one ``Authorizer``."""
+    pending: list[tuple[str, str | None]] = []
+
+    async def redirect_handler(url: str) -> None:
+        state = parse_qs(urlparse(url).query).get("state", [None])[0]
+        pending.append((await authorize(url), state))
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        redirected, state = pending.pop()
+        return authorization_result(redirected, state)
+
+    return redirect_handler, callback_handler

@@ -93,6 +93,16 @@ async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) 
     assert not include_tool("s", tool, filter_tools=lambda ns, t: False)
 
 
+@pytest.mark.parametrize(
+    ("support", "offered"),
+    [(None, True), ("optional", True), ("forbidden", True), ("required", False)],
+)
+def test_a_tool_that_only_runs_as_a_task_is_not_offered(support: str | None, offered: bool) -> None:
+    execution = types.ToolExecution(task_support=support) if support else None  # type: ignore[arg-type]
+    tool = types.Tool(name="research", input_schema={"type": "object"}, execution=execution)
+    assert include_tool("s", tool) is offered
+
+
 async def test_follows_tool_list_pagination() -> None:
     cursors: list[str | None] = []
     server = build_paged_server(tool_count=25, page_size=10, cursors=cursors)

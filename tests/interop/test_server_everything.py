@@ -1,0 +1,434 @@
+"""Interop: the reference TypeScript server ``@modelcontextprotocol/server-everything``, mounted
+through glove_mcp's public API with default settings, over stdio and over Streamable HTTP.
+
+Each transport starts the server once (module-scoped fixtures) and mounts it on one Glove driven
+by a ``ScriptedModel``. Every tool the server lists must be folded as ``everything__<tool>`` with
+the server's input schema, and is called once through the Glove with arguments that validate
+against that schema; the assertions are on what the model receives in its next request.
+
+The server is a handshake-era (TypeScript SDK 1.x) server: it registers some tools only after
+``initialize``, and only for clients that declare the matching capability (``ABSENT``). glove_mcp
+declares none of roots, sampling or elicitation, so those tools are never listed.
+
+Install the server with ``tests/interop/install.sh``. Without it the module is skipped, unless
+``GLOVE_REQUIRE_INTEROP=1``, which makes a missing install a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import itertools
+import json
+import os
+import queue
+import re
+import subprocess
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jsonschema  # type: ignore[import-untyped]
+import mcp_types as types
+import pytest
+import pytest_asyncio
+
+from glove_core import Glove, ImagePart, ScriptedModel, ToolCall, ToolResultData
+from glove_core.testing import RecordingSubscriber
+from glove_mcp import (
+    McpCatalogueEntry,
+    McpMount,
+    MemoryMcpAdapter,
+    bridged_tool_name,
+    mount_mcp,
+)
+
+HERE = Path(__file__).resolve().parent
+NODE = HERE / "node_modules" / "node" / "bin" / "node"
+EVERYTHING = HERE / "node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+LOOPBACK = HERE / "loopback.cjs"
+"""Preloaded into the HTTP server: binds 127.0.0.1 only and reports the port it got."""
+
+_missing = [f"tests/interop/{p.relative_to(HERE)}" for p in (NODE, EVERYTHING) if not p.is_file()]
+if _missing:
+    _why = (
+        f"server-everything is not installed (missing: {', '.join(_missing)}): "
+        "run tests/interop/install.sh"
+    )
+    if os.environ.get("GLOVE_REQUIRE_INTEROP") == "1":
+        pytest.fail(f"GLOVE_REQUIRE_INTEROP=1, but {_why}", pytrace=False)
+    pytest.skip(_why, allow_module_level=True)
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+SERVER = "everything"
+"""The catalogue id, so the tool namespace: ``everything__echo``."""
+
+MARKER = "GLOVE_INTEROP_TRANSPORT"
+"""An environment variable given to the server process; ``get-env`` must report it."""
+
+STARTUP_TIMEOUT = 30.0
+"""Seconds the HTTP server may take to listen (a bound on the wait, not a timing assert)."""
+
+GZIP_INPUT = b"glove interop: gzip me\n"
+
+CALLS: dict[str, dict[str, Any]] = {
+    "echo": {"message": "hello from glove"},
+    "get-annotated-message": {"messageType": "debug", "includeImage": True},
+    "get-env": {},
+    "get-resource-links": {"count": 2},
+    "get-resource-reference": {"resourceType": "Text", "resourceId": 2},
+    "get-structured-content": {"location": "Chicago"},
+    "get-sum": {"a": 2, "b": 40},
+    "get-tiny-image": {},
+    # A data: URI, so the server fetches nothing from the network; "resource" embeds the blob.
+    "gzip-file-as-resource": {
+        "name": "glove.txt.gz",
+        "data": "data:text/plain;base64," + base64.b64encode(GZIP_INPUT).decode(),
+        "outputType": "resource",
+    },
+    "toggle-simulated-logging": {},
+    "toggle-subscriber-updates": {},
+    "trigger-long-running-operation": {"duration": 0.1, "steps": 2},
+}
+"""Every tool the server lists for glove_mcp, with the arguments it is called with."""
+
+ABSENT: dict[str, str] = {
+    "get-roots-list": "registered only for clients that declare roots",
+    "trigger-elicitation-request": "registered only for clients that declare elicitation",
+    "trigger-url-elicitation": "registered only for clients that declare URL elicitation",
+    "trigger-sampling-request": "registered only for clients that declare sampling",
+    "trigger-sampling-request-async": (
+        "registered only for clients that declare sampling and task-augmented sampling"
+    ),
+    "trigger-elicitation-request-async": (
+        "registered only for clients that declare elicitation and task-augmented elicitation"
+    ),
+    "simulate-research-query": (
+        "listed with execution.taskSupport 'required': every plain call fails, and glove_mcp "
+        "does not run tasks, so include_tool hides it"
+    ),
+}
+"""Tools the server has but does not list for glove_mcp, and why."""
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+# -- the HTTP server process ----------------------------------------------------------------------
+
+
+@dataclass
+class HttpServer:
+    url: str
+    stderr: list[str]
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[HttpServer]:
+    """server-everything over Streamable HTTP on 127.0.0.1, on a port the system picked."""
+    env = {"PATH": os.environ.get("PATH", os.defpath), "PORT": "0", MARKER: "http"}
+    process = subprocess.Popen(
+        [str(NODE), "--require", str(LOOPBACK), str(EVERYTHING), "streamableHttp"],
+        cwd=HERE,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,  # a line per request
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+    )
+    log: list[str] = []
+    lines: queue.Queue[str | None] = queue.Queue()
+
+    def pump() -> None:  # drains stderr for the life of the process, so it never blocks
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line)
+            lines.put(line)
+        lines.put(None)
+
+    reader = threading.Thread(target=pump, name="server-everything-stderr", daemon=True)
+    reader.start()
+    try:
+        port = _wait_for_port(lines, log)
+        yield HttpServer(f"http://127.0.0.1:{port}/mcp", log)
+    finally:
+        if process.poll() is None:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+        reader.join(timeout=10)
+        assert process.stderr is not None
+        process.stderr.close()
+
+
+def _wait_for_port(lines: queue.Queue[str | None], log: list[str]) -> int:
+    """The port from the line loopback.cjs prints once the server listens; bounded wait."""
+    deadline = time.monotonic() + STARTUP_TIMEOUT
+    while True:
+        try:
+            line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            pytest.fail(
+                f"server-everything did not listen within {STARTUP_TIMEOUT:.0f} s; stderr:\n"
+                + "".join(log)
+            )
+        if line is None:
+            pytest.fail("server-everything exited before it listened; stderr:\n" + "".join(log))
+        found = re.match(r"glove-interop listening 127\.0\.0\.1:(\d+)$", line.strip())
+        if found:
+            return int(found.group(1))
+
+
+# -- the mounted server -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module", params=["stdio", "http"])
+def entry(request: pytest.FixtureRequest) -> McpCatalogueEntry:
+    """The catalogue entry of server-everything over one transport (default settings)."""
+    description = "The MCP reference server: every kind of tool result."
+    if request.param == "stdio":
+        return McpCatalogueEntry(
+            id=SERVER,
+            name="Everything",
+            description=description,
+            command=[str(NODE), str(EVERYTHING), "stdio"],
+            env={MARKER: "stdio"},
+        )
+    server: HttpServer = request.getfixturevalue("http_server")
+    return McpCatalogueEntry(id=SERVER, name="Everything", description=description, url=server.url)
+
+
+@dataclass
+class Everything:
+    """server-everything mounted on a Glove that a ScriptedModel drives."""
+
+    transport: str
+    glove: Glove
+    model: ScriptedModel
+    mount: McpMount
+    listed: dict[str, types.Tool]
+    """The tools as the server lists them, by their real names."""
+    _ids: Iterator[int] = field(default_factory=itertools.count)
+
+    async def turn(self, *calls: tuple[str, dict[str, Any]]) -> list[ToolResultData]:
+        """One request in which the model calls ``calls`` (real tool name, arguments) one after
+        another, then answers "done".
+
+        Returns:
+            For each call, its result as the model received it: in the very next request.
+        """
+        for name, args in calls:
+            schema = dict(self.listed[name].input_schema)
+            validator = jsonschema.validators.validator_for(schema)
+            validator.check_schema(schema)
+            validator(schema).validate(args)  # the arguments fit the schema the server listed
+        ids = [f"{self.transport}-{next(self._ids)}" for _ in calls]
+        self.model.extend(
+            [
+                [ToolCall(id=call_id, name=bridged_tool_name(SERVER, name), input=args)]
+                for call_id, (name, args) in zip(ids, calls, strict=True)
+            ]
+        )
+        self.model.extend(["done"])
+        first = len(self.model.requests)
+        result = await self.glove.process_request("call " + ", ".join(name for name, _ in calls))
+        assert result.text == "done"
+        assert len(self.model.requests) == first + len(calls) + 1
+        received: list[ToolResultData] = []
+        for n, call_id in enumerate(ids):
+            request = self.model.requests[first + n + 1]
+            [found] = [
+                r for m in request.messages for r in (m.tool_results or []) if r.call_id == call_id
+            ]
+            received.append(found.result)
+        return received
+
+    async def call(self, name: str) -> ToolResultData:
+        """Call tool ``name`` once, with its arguments from ``CALLS``."""
+        [result] = await self.turn((name, CALLS[name]))
+        return result
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def everything(entry: McpCatalogueEntry) -> AsyncIterator[Everything]:
+    transport = "stdio" if entry.command else "http"
+    model = ScriptedModel([])
+    glove = Glove(model=model, system_prompt="Interop test.", server_mode=True)
+    recorder = RecordingSubscriber()
+    glove.add_subscriber(recorder)
+    adapter = MemoryMcpAdapter(f"interop-{transport}", active=[SERVER])
+    mount = await mount_mcp(glove, adapter=adapter, entries=[entry])
+    try:
+        glove.build()
+        failed = [f.error for f in recorder.of("mcp_server_failed")]
+        assert mount.loaded == [SERVER], f"server-everything over {transport} failed: {failed}"
+        connection = mount.connection(SERVER)
+        assert connection is not None
+        listed = {tool.name: tool for tool in await connection.list_tools()}
+        yield Everything(transport, glove, model, mount, listed)
+    finally:
+        await mount.aclose()
+
+
+def _payload(result: ToolResultData) -> str:
+    """The text data of a successful result (what the model reads)."""
+    assert result.status == "success", result.message
+    assert isinstance(result.data, str), result.data
+    return result.data
+
+
+# -- listing ------------------------------------------------------------------------------------
+
+
+async def test_every_listed_tool_is_folded_with_its_input_schema(everything: Everything) -> None:
+    assert set(everything.listed) == set(CALLS)
+    assert not set(ABSENT) & set(everything.listed)
+    folded = {t.name: t for t in everything.glove.tools if t.name.startswith(f"{SERVER}__")}
+    assert set(folded) == {f"{SERVER}__{name}" for name in CALLS}
+    # What the model is offered, in its next request.
+    assert await everything.turn() == []  # a request in which the model only answers
+    offered = {spec.name: spec for spec in everything.model.requests[-1].tools}
+    for name, tool in everything.listed.items():
+        bridged = folded[f"{SERVER}__{name}"]
+        assert bridged.json_schema == tool.input_schema, name
+        assert offered[bridged.name].input_schema == tool.input_schema, name
+        assert tool.description is not None
+        assert offered[bridged.name].description.startswith(tool.description), name
+        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+        assert bridged.parallel_safe is read_only, name
+    # The output schema is summarised in the description.
+    assert offered[f"{SERVER}__get-structured-content"].description.endswith(
+        "Returns: {temperature: number, conditions: string, humidity: number}"
+    )
+
+
+# -- text ---------------------------------------------------------------------------------------
+
+
+async def test_text_results_reach_the_model_as_text(everything: Everything) -> None:
+    echo, total, operation = await everything.turn(
+        ("echo", CALLS["echo"]),
+        ("get-sum", CALLS["get-sum"]),
+        ("trigger-long-running-operation", CALLS["trigger-long-running-operation"]),
+    )
+    assert _payload(echo) == "Echo: hello from glove"
+    assert echo.content is None
+    assert _payload(total) == "The sum of 2 and 40 is 42."
+    assert _payload(operation) == (
+        "Long running operation completed. Duration: 0.1 seconds, Steps: 2."
+    )
+
+
+async def test_the_server_process_gets_its_environment(everything: Everything) -> None:
+    environment = json.loads(_payload(await everything.call("get-env")))
+    assert environment[MARKER] == everything.transport
+
+
+# -- images -------------------------------------------------------------------------------------
+
+
+async def test_an_image_reaches_the_model_as_an_image_part(everything: Everything) -> None:
+    result = await everything.call("get-tiny-image")
+    # The text blocks around the image are joined; the image travels as a content part.
+    assert _payload(result) == "Here's the image you requested:\nThe image above is the MCP logo."
+    [image] = result.content or []
+    assert isinstance(image, ImagePart)
+    assert image.media_type == "image/png"
+    assert image.data is not None
+    assert base64.b64decode(image.data).startswith(PNG_SIGNATURE)
+    # The UI keeps every block as the server sent it.
+    assert [block["type"] for block in result.render_data] == ["text", "image", "text"]
+    assert result.render_data[1]["data"] == image.data
+
+
+async def test_annotated_text_and_image_reach_the_model(everything: Everything) -> None:
+    result = await everything.call("get-annotated-message")
+    # Annotations (audience, priority) are not shown to the model; the content is.
+    assert _payload(result) == "Debug: Cache hit ratio 0.95, latency 150ms"
+    [image] = result.content or []
+    assert isinstance(image, ImagePart)
+    assert image.media_type == "image/png"
+    assert image.data is not None
+    assert base64.b64decode(image.data).startswith(PNG_SIGNATURE)
+    assert result.render_data[0]["annotations"]["audience"] == ["assistant"]
+
+
+# -- structured content -------------------------------------------------------------------------
+
+
+async def test_structured_content_reaches_the_model_as_data(everything: Everything) -> None:
+    result = await everything.call("get-structured-content")
+    assert result.status == "success"
+    # The structured content itself, not its text copy.
+    assert result.data == {"temperature": 36, "conditions": "Light rain / drizzle", "humidity": 82}
+    assert result.content is None
+    assert [block["type"] for block in result.render_data] == ["text"]
+
+
+# -- resources ----------------------------------------------------------------------------------
+
+
+async def test_resource_links_reach_the_model_as_uri_and_name(everything: Everything) -> None:
+    result = await everything.call("get-resource-links")
+    assert _payload(result).splitlines() == [
+        "Here are 2 resource links to resources available in this server:",
+        "[resource link demo://resource/dynamic/blob/1: Blob Resource 1]",
+        "[resource link demo://resource/dynamic/text/2: Text Resource 2]",
+    ]
+    assert result.content is None
+    links = [block for block in result.render_data if block["type"] == "resource_link"]
+    assert [link["uri"] for link in links] == [
+        "demo://resource/dynamic/blob/1",
+        "demo://resource/dynamic/text/2",
+    ]
+
+
+async def test_an_embedded_text_resource_reaches_the_model_as_its_text(
+    everything: Everything,
+) -> None:
+    result = await everything.call("get-resource-reference")
+    before, resource, after = _payload(result).splitlines()
+    assert before == "Returning resource reference for Resource 2:"
+    assert re.fullmatch(r"Resource 2: This is a plaintext resource created at .+", resource)
+    assert after == "You can access this resource using the URI: demo://resource/dynamic/text/2"
+    embedded = result.render_data[1]
+    assert embedded["type"] == "resource"
+    assert embedded["resource"]["uri"] == "demo://resource/dynamic/text/2"
+    assert embedded["resource"]["text"] == resource
+
+
+async def test_an_embedded_blob_reaches_the_model_as_a_placeholder(everything: Everything) -> None:
+    result = await everything.call("gzip-file-as-resource")
+    # The model is told what the resource is; its bytes stay in render_data for the UI.
+    assert _payload(result) == "[resource demo://resource/session/glove.txt.gz (application/gzip)]"
+    assert result.content is None
+    [embedded] = result.render_data
+    assert embedded["type"] == "resource"
+    assert embedded["resource"]["mimeType"] == "application/gzip"
+    assert gzip.decompress(base64.b64decode(embedded["resource"]["blob"])) == GZIP_INPUT
+
+
+# -- tools with server-side state ---------------------------------------------------------------
+
+
+async def test_toggles_switch_on_and_off(everything: Everything) -> None:
+    """Each toggle is called twice, so the server stops its timers again: a stdio server with
+    a live timer outlives its closed stdin until the SDK terminates it."""
+    results = await everything.turn(
+        ("toggle-simulated-logging", CALLS["toggle-simulated-logging"]),
+        ("toggle-subscriber-updates", CALLS["toggle-subscriber-updates"]),
+        ("toggle-simulated-logging", CALLS["toggle-simulated-logging"]),
+        ("toggle-subscriber-updates", CALLS["toggle-subscriber-updates"]),
+    )
+    texts = [_payload(result) for result in results]
+    assert texts[0].startswith("Started simulated, random-leveled logging for session")
+    assert texts[1].startswith("Started simulated resource updated notifications for session")
+    assert texts[2].startswith("Stopped simulated logging for session")
+    assert texts[3].startswith("Stopped simulated resource updates for session")
