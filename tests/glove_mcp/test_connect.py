@@ -98,7 +98,7 @@ async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) 
     [(None, True), ("optional", True), ("forbidden", True), ("required", False)],
 )
 def test_a_tool_that_only_runs_as_a_task_is_not_offered(support: str | None, offered: bool) -> None:
-    execution = types.ToolExecution(task_support=support) if support else None  # type: ignore[arg-type]
+    execution = types.ToolExecution(task_support=support) if support else None
     tool = types.Tool(name="research", input_schema={"type": "object"}, execution=execution)
     assert include_tool("s", tool) is offered
 
