@@ -31,7 +31,7 @@ from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
 from glove_mcp._console import ConsolePrinter
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
-from glove_mcp.errors import GloveMcpError
+from glove_mcp.errors import GloveMcpError, OAuthCallbackTimeoutError, OAuthError
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
 
@@ -196,18 +196,56 @@ async def _chat(args: argparse.Namespace) -> int:
 # -- auth, status, logout --------------------------------------------------------------------
 
 
+# What a login error advises in the library's words, and the same in this command's flags.
+_FLAG_ADVICE = (
+    ("open_browser=False and paste", "--no-browser and paste"),
+    ("pass it as pre_registered_client", "pass it with --client-id (and --client-secret-env)"),
+    ("connect to it without OAuth", "it needs no `glove-mcp auth`"),
+)
+
+
+def _in_flags(message: str) -> str:
+    for library, command in _FLAG_ADVICE:
+        message = message.replace(library, command)
+    return message
+
+
+def _pre_registered(args: argparse.Namespace) -> dict[str, str] | None:
+    if args.client_secret_env and not args.client_id:
+        raise CliError("--client-secret-env needs --client-id", status=2)
+    if not args.client_id:
+        return None
+    client = {"client_id": args.client_id}
+    if args.client_secret_env:
+        secret = os.environ.get(args.client_secret_env)
+        if not secret:
+            raise CliError(f"--client-secret-env: ${args.client_secret_env} is not set", status=2)
+        client["client_secret"] = secret
+    return client
+
+
 async def _auth(args: argparse.Namespace) -> int:
     entry = _entry(load_catalogue(args.catalogue), args.id)
     store = open_token_store(args.store)
-    result = await run_mcp_oauth(
-        entry.url,
-        store,
-        entry.id,
-        port=args.port,
-        open_browser=not args.no_browser,
-        on_progress=lambda text: print(f"  {text}", flush=True),
-        timeout=args.timeout,
-    )
+    try:
+        result = await run_mcp_oauth(
+            entry.url,
+            store,
+            entry.id,
+            port=args.port,
+            pre_registered_client=_pre_registered(args),
+            open_browser=not args.no_browser,
+            on_progress=lambda text: print(f"  {text}", flush=True),
+            timeout=args.timeout,
+        )
+    except OAuthCallbackTimeoutError:
+        raise CliError(
+            f"{entry.id}: no approval arrived within {args.timeout:g} s; run `glove-mcp auth "
+            f"{entry.id}` again (--timeout SECONDS for longer, --no-browser to paste the "
+            "redirected URL instead)"
+        ) from None
+    except OAuthError as exc:
+        raise CliError(f"{entry.id}: {_in_flags(str(exc))}") from None
     tools = f", {result.tool_count} tools" if result.tool_count is not None else ""
     print(f"{entry.id}: {result.status}{tools}")
     return 0
@@ -353,6 +391,14 @@ def _parser() -> argparse.ArgumentParser:
     )
     auth.add_argument("--port", type=int, default=53683, help="callback port (default 53683)")
     auth.add_argument("--timeout", type=float, default=300, help="seconds to wait for consent")
+    auth.add_argument(
+        "--client-id", metavar="ID", help="a client registered out of band (no registration)"
+    )
+    auth.add_argument(
+        "--client-secret-env",
+        metavar="NAME",
+        help="environment variable holding that client's secret",
+    )
     catalogue_and_store(auth)
     auth.set_defaults(run=_auth)
 
@@ -413,6 +459,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    if not args.debug:
+        # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
+        # unreadable answer) before raising them; glove turns them into one line, so the
+        # terminal shows that line only.
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
     try:
         status: int = asyncio.run(args.run(args))
         return status

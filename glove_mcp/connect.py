@@ -102,6 +102,29 @@ class ClientInfo:
         return types.Implementation(name=self.name, version=self.version or _package_version())
 
 
+def _oauth_advice(exc: SdkOAuthFlowError) -> str:
+    """The SDK's OAuth failure in one line, with what to do about it."""
+    text = " ".join(str(exc).split())
+    lowered = text.lower()
+    if "issuer" in lowered:
+        advice = (
+            "the authorization server is not the one the MCP server names; check the server "
+            "URL, and do not log in until its operator fixes its metadata"
+        )
+    elif "registration" in lowered:
+        advice = (
+            "the authorization server refused to register this client; ask its operator for a "
+            "client id and pass it as pre_registered_client"
+        )
+    elif "unsupported_grant_type" in lowered or "grant" in lowered:
+        advice = "the authorization server does not issue tokens this way for this client"
+    elif "does not match" in lowered and "resource" in lowered:
+        advice = "the server's metadata is for another resource; check the server URL"
+    else:
+        advice = "check the server URL and log in again"
+    return f"{text[:300]} ({advice})"
+
+
 def include_tool(
     namespace: str,
     tool: types.Tool,
@@ -329,9 +352,7 @@ class McpServerConnection:
             if isinstance(leaf, GloveMcpError):
                 return leaf
             if isinstance(leaf, SdkOAuthFlowError):
-                return OAuthFlowError(
-                    f"OAuth for MCP server {self.namespace!r} at {self.url} failed: {leaf}"
-                )
+                return OAuthFlowError(_oauth_advice(leaf)).about(self.namespace, self.url)
         if session.unauthorized:
             return self._auth_expired()
         for leaf in found:

@@ -230,7 +230,31 @@ class OAuthRefreshError(OAuthError):
 
 
 class OAuthFlowError(OAuthError):
-    """The interactive login (authorize, callback, code exchange) did not complete."""
+    """The login (discovery, registration, authorize, callback, code exchange) did not
+    complete; the store holds what it held before.
+
+    Attributes:
+        key: the store key of the login, once known.
+        server_url: the MCP server of the login, once known.
+    """
+
+    key: str | None = None
+    server_url: str | None = None
+
+    def about(self, key: str, server_url: str) -> OAuthFlowError:
+        """Name the login this error belongs to (its message then starts with it).
+
+        Returns:
+            The error itself, for ``raise exc.about(...)``.
+        """
+        self.key, self.server_url = key, server_url
+        return self
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        if self.server_url is None:
+            return text
+        return f"OAuth login for {self.key!r} at {self.server_url} failed: {text}"
 
 
 class OAuthAuthorizationDeniedError(OAuthFlowError):

@@ -64,15 +64,14 @@ def _decide(
         values = params.get(name)
         return values[0] if values else None
 
-    state = first("state")
+    state, error, code = first("state"), first("error"), first("code")
+    if error is None and code is None:
+        return None
     if expected_state is not None and state != expected_state:
         return OAuthStateMismatchError()
-    error = first("error")
     if error is not None:
         return OAuthAuthorizationDeniedError(error, first("error_description"))
-    code = first("code")
-    if code is None:
-        return None
+    assert code is not None
     return AuthorizationCodeResult(code=code, state=state, iss=first("iss"))
 
 

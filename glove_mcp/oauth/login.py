@@ -209,6 +209,9 @@ async def run_mcp_oauth(
             )
             tool_count, verify_result = await _login(provider, server_url, key, verify, timeout)
             await provider.save_discovery()
+        except OAuthFlowError as exc:
+            await _restore(store, key, before)
+            raise exc.about(key, server_url) from None
         except BaseException:
             await _restore(store, key, before)
             raise
@@ -270,14 +273,13 @@ async def _login(
             result = await _check(conn, server_url, verify)
     except McpAuthExpiredError:
         raise OAuthFlowError(
-            f"OAuth login for {key!r}: {server_url} still answers 401 after the login; check "
-            "that the account may use this server"
+            "the server still answers 401 after the login; check that the account may use it"
         ) from None
     if provider.storage.hide_tokens:
         # No new tokens were saved: the server answered without asking for any.
         raise OAuthFlowError(
-            f"{server_url} did not ask for a login (it answered without credentials), so no "
-            f"tokens were saved for {key!r}; connect to it without OAuth"
+            "the server needs no login (it answered without credentials), so no tokens were "
+            "saved; connect to it without OAuth"
         )
     return result
 

@@ -66,6 +66,8 @@ class ServerControl:
             reject it (the TypeScript SDK: 400 with JSON-RPC -32000 "Unsupported protocol
             version").
         answer_401: answer every request with 401, whatever its token.
+        post_only: answer 404 to a ``GET`` (or ``DELETE``) of the MCP endpoint, as servers
+            that route only ``POST`` do (many hosted ones).
         requests: how many HTTP requests arrived (counted before any check).
         handshakes: how many handshake requests (``initialize`` or ``server/discover``)
             arrived: one per new connection with the stateless protocol or the handshake.
@@ -80,6 +82,7 @@ class ServerControl:
     legacy_only: bool = False
     discover_rejection: tuple[int, str, bytes] | None = None
     answer_401: bool = False
+    post_only: bool = False
     requests: int = 0
     handshakes: int = 0
     discovers: int = 0
@@ -183,7 +186,7 @@ async def _peek_method(receive: Receive) -> tuple[str | None, Receive]:
     return (method if isinstance(method, str) else None), replay
 
 
-def gate(app: ASGIApp, control: ServerControl) -> ASGIApp:
+def gate(app: ASGIApp, control: ServerControl, path: str = "/mcp") -> ASGIApp:
     """Wrap an ASGI app so every HTTP request goes through ``control``'s switches."""
 
     async def gated(scope: Scope, receive: Receive, send: Send) -> None:
@@ -191,6 +194,9 @@ def gate(app: ASGIApp, control: ServerControl) -> ASGIApp:
             await app(scope, receive, send)
             return
         control.requests += 1
+        if control.post_only and scope.get("method") != "POST" and scope.get("path") == path:
+            await _plain(send, 404, b"Not Found", [])
+            return
         session = _header(scope, b"mcp-session-id")
         method = None
         if session is None and scope.get("method") == "POST":
@@ -321,7 +327,7 @@ class McpTestServer:
             )
         else:
             app = self.server()
-        return gate(app, self.control)
+        return gate(app, self.control, self.path)
 
     async def start(self) -> str:
         """Bind (on the same port as before, if any) and serve; returns the URL."""

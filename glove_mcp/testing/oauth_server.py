@@ -19,6 +19,7 @@ logged.
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -32,6 +33,8 @@ from mcp.server.auth.provider import (
     AuthorizeError,
     OAuthAuthorizationServerProvider,
     RefreshToken,
+    RegistrationError,
+    TokenError,
     construct_redirect_uri,
 )
 from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
@@ -97,6 +100,12 @@ class LocalAuthProvider(
         auto_approve: approve every authorization at once; otherwise ``/authorize`` redirects
             to the ``/consent`` page.
         deny: answer every authorization with ``error=access_denied``.
+        refuse_registration: answer dynamic client registration with
+            ``invalid_client_metadata``.
+        refuse_code_grant: answer the authorization-code exchange with
+            ``unsupported_grant_type``.
+        advertised_issuer: publish this issuer in the authorization server metadata instead
+            of the real one (a misconfigured or impostor server).
         on_token_request: awaited at the start of every token grant with the grant type
             (``"authorization_code"`` or ``"refresh_token"``) — e.g. to hold a refresh.
         counters: request counters.
@@ -108,6 +117,9 @@ class LocalAuthProvider(
     refresh_token_ttl: int | None = None
     auto_approve: bool = True
     deny: bool = False
+    refuse_registration: bool = False
+    refuse_code_grant: bool = False
+    advertised_issuer: str | None = None
     on_token_request: Callable[[str], Awaitable[None]] | None = None
     counters: OAuthServerCounters = field(default_factory=OAuthServerCounters)
     clients: dict[str, OAuthClientInformationFull] = field(default_factory=dict, repr=False)
@@ -174,6 +186,8 @@ class LocalAuthProvider(
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         """Store a dynamically registered client."""
+        if self.refuse_registration:
+            raise RegistrationError("invalid_client_metadata", "registration is closed")
         self.counters.registrations += 1
         self.clients[client_info.client_id] = client_info
 
@@ -239,6 +253,8 @@ class LocalAuthProvider(
     ) -> OAuthToken:
         """Spend the code; issue an access and a refresh token."""
         self._codes.pop(authorization_code.code, None)
+        if self.refuse_code_grant:
+            raise TokenError("unsupported_grant_type", "this server issues no tokens for codes")
         return self._issue_tokens(
             client.client_id,
             authorization_code.scopes,
@@ -322,6 +338,43 @@ _CONSENT_PAGE = """<!doctype html><html><body><h1>Allow access?</h1>
 <button name="decision" value="deny">Deny</button></form></body></html>"""
 
 
+def _advertising(app: Any, provider: LocalAuthProvider) -> Any:
+    """Rewrite the issuer in the authorization server metadata while
+    ``provider.advertised_issuer`` is set."""
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if (
+            scope["type"] != "http"
+            or provider.advertised_issuer is None
+            or not path.startswith("/.well-known/oauth-authorization-server")
+        ):
+            await app(scope, receive, send)
+            return
+        started: dict[str, Any] = {}
+        body = bytearray()
+
+        async def capture(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                started.update(message)
+            elif message["type"] == "http.response.body":
+                body.extend(message.get("body", b""))
+
+        await app(scope, receive, capture)
+        data = json.loads(body) if started.get("status") == 200 else None
+        if isinstance(data, dict):
+            data["issuer"] = provider.advertised_issuer
+            body[:] = json.dumps(data).encode()
+        headers = [
+            (k, v) for k, v in started.get("headers", []) if bytes(k).lower() != b"content-length"
+        ]
+        headers.append((b"content-length", str(len(body)).encode()))
+        await send({**started, "headers": headers})
+        await send({"type": "http.response.body", "body": bytes(body)})
+
+    return wrapped
+
+
 @dataclass
 class OAuthTestServer:
     """A running protected MCP server and its authorization server.
@@ -395,7 +448,7 @@ async def serve_oauth_server(
 
         server.custom_route("/consent", methods=["GET", "POST"])(consent)
 
-        return server.streamable_http_app(streamable_http_path="/mcp")
+        return _advertising(server.streamable_http_app(streamable_http_path="/mcp"), auth)
 
     http = McpTestServer(app)
     holder.append(http)

@@ -152,6 +152,13 @@ def test_one_line_errors(
     assert "no such file" in capsys.readouterr().err
     assert main(["serve"]) == 2
     assert "refusing to start without an API key" in capsys.readouterr().err
+    assert main(["auth", "notion", "--client-secret-env", "X"]) == 2
+    assert "--client-secret-env needs --client-id" in capsys.readouterr().err
+    monkeypatch.delenv("NO_SUCH_SECRET", raising=False)
+    assert (
+        main(["auth", "notion", "--client-id", "c", "--client-secret-env", "NO_SUCH_SECRET"]) == 2
+    )
+    assert "$NO_SUCH_SECRET is not set" in capsys.readouterr().err
     assert main(["chat", "--script", str(tmp_path / "missing.json")]) == 2
     assert "cannot read script" in capsys.readouterr().err
 
@@ -317,3 +324,24 @@ async def test_serve_runs_a_headless_server(tmp_path: Path) -> None:
         finally:
             process.terminate()
             await process.wait()
+
+
+async def test_a_failed_login_is_one_line_in_flag_language_and_stores_nothing(
+    tmp_path: Path, protected: OAuthTestServer
+) -> None:
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker=protected.url)
+    args = ["auth", "tracker", "--no-browser", "--port", "0", "--catalogue", str(catalogue)]
+    # Pasted garbage: the code exchange fails.
+    status, out, err = await run_cli(*args, home=tmp_path, stdin=b"not a code\n")
+    assert status == 1 and "AUTHORIZED" not in out
+    [line] = [text for text in err.splitlines() if text.startswith("glove-mcp:")]
+    assert line.startswith("glove-mcp: tracker: OAuth login for 'tracker' at ")
+    assert "invalid_grant" in line
+    assert "Traceback" not in err and "ExceptionGroup" not in err
+    stored = tmp_path / "oauth.json"
+    assert not stored.exists() or "tracker" not in stored.read_text()
+    # No approval in time: the advice names the command's flags.
+    status, _, err = await run_cli(*args, "--timeout", "0.5", home=tmp_path, stdin=b"")
+    assert status == 1
+    assert "within 0.5 s" in err and "--timeout SECONDS" in err and "--no-browser" in err
+    assert "Traceback" not in err
