@@ -27,6 +27,7 @@ from glove_mcp.errors import GloveMcpError as GloveMcpError
 from glove_mcp.errors import McpActivationError as McpActivationError
 from glove_mcp.errors import McpAuthExpiredError as McpAuthExpiredError
 from glove_mcp.errors import McpConnectionError as McpConnectionError
+from glove_mcp.errors import McpInsufficientScopeError as McpInsufficientScopeError
 from glove_mcp.errors import McpProtocolError as McpProtocolError
 from glove_mcp.errors import McpServerUnavailableError as McpServerUnavailableError
 from glove_mcp.errors import McpSessionExpiredError as McpSessionExpiredError
@@ -56,6 +57,7 @@ __all__ = [
     "McpCatalogueEntry",
     "McpClientPool",
     "McpConnectionError",
+    "McpInsufficientScopeError",
     "McpMount",
     "McpProtocolError",
     "McpServerActivated",

@@ -246,20 +246,22 @@ class _ScopedClient(httpx2.AsyncClient):
 
 
 class _Observed(httpx2.Auth):
-    """Wraps the connection's auth to see the final HTTP status of every request."""
+    """Wraps the connection's auth to see the final response of every request."""
 
     requires_request_body = True
 
-    def __init__(self, inner: httpx2.Auth | None, on_status: Callable[[int], None]) -> None:
+    def __init__(
+        self, inner: httpx2.Auth | None, on_response: Callable[[httpx2.Response], None]
+    ) -> None:
         self._inner = inner
-        self._on_status = on_status
+        self._on_response = on_response
 
     async def async_auth_flow(
         self, request: httpx2.Request
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if self._inner is None:
             response = yield request
-            self._on_status(response.status_code)
+            self._on_response(response)
             return
         flow = self._inner.async_auth_flow(request)
         outgoing = await flow.__anext__()
@@ -268,11 +270,14 @@ class _Observed(httpx2.Auth):
             try:
                 outgoing = await flow.asend(response)
             except StopAsyncIteration:
-                self._on_status(response.status_code)
+                self._on_response(response)
                 return
 
 
-def observe_status(inner: httpx2.Auth | None, on_status: Callable[[int], None]) -> httpx2.Auth:
-    """Wrap ``inner`` so ``on_status`` sees the final HTTP status of every request (after the
-    inner flow's own retries, e.g. a 401 retried with a fresh token)."""
-    return _Observed(inner, on_status)
+def observe_status(
+    inner: httpx2.Auth | None, on_response: Callable[[httpx2.Response], None]
+) -> httpx2.Auth:
+    """Wrap ``inner`` so ``on_response`` sees the final response of every request (after the
+    inner flow's own retries, e.g. a 401 retried with a fresh token); only its status and
+    headers are there to read, the body may still be streaming."""
+    return _Observed(inner, on_response)

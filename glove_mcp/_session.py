@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Callable
 from typing import Any, Literal
 
@@ -42,6 +43,7 @@ _CANCEL_GRACE = 5.0
 _ERA_STATUSES = frozenset({400, 404, 405, 406})
 # Words of a JSON-RPC error that mean "I speak an older protocol", whatever its code (the
 # TypeScript SDK uses -32000, which is also the code the Python SDK gives a dropped connection).
+_SCOPE = re.compile(r'scope="([^"]*)"')
 _ERA_WORDS = ("protocol version", "not initialized", "session id", "method not found")
 
 Protocol = Literal["auto", "legacy"]
@@ -78,6 +80,9 @@ class Session:
         self.unauthorized = 0
         self.not_found = 0
         self.last_status: int | None = None
+        self.insufficient_scope = 0
+        """403 ``insufficient_scope`` answers (the token lacks a scope the request needs)."""
+        self.required_scope: str | None = None
         # Over HTTP, no standalone server-to-client stream: nothing here consumes messages a
         # server sends outside a request (see glove_mcp._http). A stdio server needs no HTTP
         # client at all (making the shared one costs ~20 ms).
@@ -88,9 +93,15 @@ class Session:
         )
         self.task = asyncio.create_task(self._own(http), name=f"mcp-session:{namespace}")
 
-    def _note(self, status: int) -> None:
-        self.last_status = status
-        if status == 401:
+    def _note(self, response: httpx2.Response) -> None:
+        status = self.last_status = response.status_code
+        if status == 403:
+            challenge = response.headers.get("www-authenticate", "")
+            if "insufficient_scope" in challenge:
+                self.insufficient_scope += 1
+                found = _SCOPE.search(challenge)
+                self.required_scope = found.group(1) if found else None
+        elif status == 401:
             self.unauthorized += 1
         elif status == 404:
             self.not_found += 1

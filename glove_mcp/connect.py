@@ -52,6 +52,7 @@ from glove_mcp._session import Protocol, Session, forget_when_done, leaves
 from glove_mcp.errors import (
     GloveMcpError,
     McpAuthExpiredError,
+    McpInsufficientScopeError,
     McpProtocolError,
     McpServerUnavailableError,
     McpSessionExpiredError,
@@ -116,8 +117,13 @@ def _oauth_advice(exc: SdkOAuthFlowError) -> str:
             "the authorization server refused to register this client; ask its operator for a "
             "client id and pass it as pre_registered_client"
         )
-    elif "unsupported_grant_type" in lowered or "grant" in lowered:
+    elif "unsupported_grant_type" in lowered or "unauthorized_client" in lowered:
         advice = "the authorization server does not issue tokens this way for this client"
+    elif "invalid_grant" in lowered:
+        advice = (
+            "the authorization code was not accepted (mistyped, expired or already used); "
+            "log in again"
+        )
     elif "does not match" in lowered and "resource" in lowered:
         advice = "the server's metadata is for another resource; check the server URL"
     else:
@@ -413,6 +419,7 @@ class McpServerConnection:
             session = await self._ensure()
             assert session.session is not None
             before_401, before_404 = session.unauthorized, session.not_found
+            before_403 = session.insufficient_scope
             try:
                 return await self._timed(session, op)
             except TimeoutError as exc:
@@ -421,6 +428,10 @@ class McpServerConnection:
             except MCPError as exc:
                 if session.unauthorized > before_401:
                     raise self._auth_expired() from exc
+                if session.insufficient_scope > before_403:
+                    raise McpInsufficientScopeError(
+                        self.namespace, self.url, session.required_scope
+                    ) from exc
                 code = exc.error.code
                 expired = session.not_found > before_404 or (
                     code == types.INVALID_REQUEST and exc.error.message == "Session terminated"

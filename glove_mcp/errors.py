@@ -11,6 +11,8 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
     │   └── McpSessionExpiredError      the server forgot the session twice in a row
     ├── McpAuthExpiredError          the server refused the credentials, even fresh ones: log in
     │                                again or refresh the token in your store
+    ├── McpInsufficientScopeError    the token lacks a scope the request needs (403): log in
+    │                                again asking for it, or let an OAuth provider step up
     ├── McpProtocolError             the server answered with a JSON-RPC error
     ├── McpStateError                a connection or mount used after close (fix your code)
     ├── McpActivationError           a server could not be activated; nothing was left loaded
@@ -39,6 +41,7 @@ __all__ = [
     "McpActivationError",
     "McpAuthExpiredError",
     "McpConnectionError",
+    "McpInsufficientScopeError",
     "McpProtocolError",
     "McpServerUnavailableError",
     "McpSessionExpiredError",
@@ -137,6 +140,30 @@ class McpAuthExpiredError(GloveMcpError):
             f"the auth source for a fresh token.{why} Refresh or re-issue the token (e.g. log "
             "in again with run_mcp_oauth) and store it where get_access_token reads it; the "
             "next call picks it up."
+        )
+
+
+class McpInsufficientScopeError(GloveMcpError):
+    """The server refused a request because the token lacks a scope (403 insufficient_scope).
+
+    A connection whose auth is an ``McpOAuthProvider`` with ``authorize=`` steps up by itself;
+    this is raised where nobody can approve more access (a bearer token, a token source).
+
+    Attributes:
+        server: the server's namespace.
+        url: the server's endpoint.
+        scope: the scope the server asked for, if it said.
+    """
+
+    def __init__(self, server: str, url: str, scope: str | None) -> None:
+        self.server = server
+        self.url = url
+        self.scope = scope
+        needs = f"scope {scope!r}" if scope else "a scope it does not have"
+        super().__init__(
+            f"MCP server {server!r} at {url} refused the request: the token lacks {needs} "
+            "(403 insufficient_scope). Log in again asking for it (run_mcp_oauth(..., "
+            "scope=...)), or connect with McpOAuthProvider(..., authorize=...) to step up."
         )
 
 

@@ -66,6 +66,8 @@ class ServerControl:
             reject it (the TypeScript SDK: 400 with JSON-RPC -32000 "Unsupported protocol
             version").
         answer_401: answer every request with 401, whatever its token.
+        insufficient_scope: answer every ``tools/call`` with 403 ``insufficient_scope``,
+            naming this scope in ``WWW-Authenticate``.
         post_only: answer 404 to a ``GET`` (or ``DELETE``) of the MCP endpoint, as servers
             that route only ``POST`` do (many hosted ones).
         requests: how many HTTP requests arrived (counted before any check).
@@ -83,6 +85,7 @@ class ServerControl:
     discover_rejection: tuple[int, str, bytes] | None = None
     answer_401: bool = False
     post_only: bool = False
+    insufficient_scope: str | None = None
     requests: int = 0
     handshakes: int = 0
     discovers: int = 0
@@ -199,7 +202,8 @@ def gate(app: ASGIApp, control: ServerControl, path: str = "/mcp") -> ASGIApp:
             return
         session = _header(scope, b"mcp-session-id")
         method = None
-        if session is None and scope.get("method") == "POST":
+        peek = session is None or control.insufficient_scope is not None
+        if peek and scope.get("method") == "POST":
             method, receive = await _peek_method(receive)
         handshake = method in _HANDSHAKES
         if handshake:
@@ -219,6 +223,10 @@ def gate(app: ASGIApp, control: ServerControl, path: str = "/mcp") -> ASGIApp:
         if control.answer_401 or not control._token_ok(token):
             challenge = b'Bearer realm="glove-test", error="invalid_token"'
             await _plain(send, 401, b"unauthorized", [(b"www-authenticate", challenge)])
+            return
+        if control.insufficient_scope is not None and method == "tools/call":
+            needed = f'Bearer error="insufficient_scope", scope="{control.insufficient_scope}"'
+            await _plain(send, 403, b"insufficient scope", [(b"www-authenticate", needed.encode())])
             return
         if control.legacy_only and method == "server/discover":
             if control.discover_rejection is None:

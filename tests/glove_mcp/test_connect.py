@@ -17,6 +17,7 @@ from glove_mcp import (
     McpAuthExpiredError,
     McpCatalogueEntry,
     McpClientPool,
+    McpInsufficientScopeError,
     McpProtocolError,
     McpServerUnavailableError,
     McpStateError,
@@ -515,3 +516,14 @@ async def test_failing_token_source_becomes_auth_expired_not_a_broken_session() 
                 await conn.call_tool("read_page", {"page_id": "p1"})
         finally:
             await conn.close()
+
+
+async def test_a_missing_scope_is_named_not_taken_for_a_protocol_error() -> None:
+    control = ServerControl(insufficient_scope="notes:write")
+    async with serve("notes", control=control) as url, await connect_mcp("notes", url) as conn:
+        assert len(await conn.list_tools()) == len(NOTES_TOOL_NAMES)  # listing needs no scope
+        with pytest.raises(McpInsufficientScopeError, match="lacks scope 'notes:write'") as caught:
+            await conn.call_tool("read_page", {"page_id": "p1"})
+        assert caught.value.scope == "notes:write" and "scope=" in str(caught.value)
+        control.insufficient_scope = None
+        assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False

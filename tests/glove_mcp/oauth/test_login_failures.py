@@ -147,7 +147,7 @@ async def test_registration_refused(auth_server: OAuthTestServer) -> None:
         ("http://127.0.0.1:53683/callback?foo=bar", OAuthFlowError, "neither a code nor"),
         ("   ", OAuthFlowError, "returned nothing"),
         ("http://127.0.0.1:53683/callback?code=x&state=forged", OAuthStateMismatchError, "state"),
-        ("this is not a code", OAuthFlowError, "invalid_grant"),
+        ("this is not a code", OAuthFlowError, "code was not accepted"),
     ],
 )
 async def test_pasted_garbage(
