@@ -5,41 +5,61 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import ValidationError
-
-from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.errors import GloveMcpError
-from glove_mcp.oauth import FsOAuthStore, KeyringOAuthStore, OAuthStore
+
+if TYPE_CHECKING:
+    from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.oauth import OAuthStore
 
 __all__ = [
-    "DEFAULT_CATALOGUE",
+    "DEFAULT_SERVERS",
     "CatalogueFileError",
+    "CliError",
     "data_dir",
+    "default_catalogue",
     "load_catalogue",
     "open_token_store",
+    "token_file",
 ]
 
 StoreKind = Literal["file", "keyring"]
 
-DEFAULT_CATALOGUE = [
-    McpCatalogueEntry(
-        id="notion",
-        name="Notion",
-        description="Search, read, create and edit pages, databases and comments in a Notion "
-        "workspace.",
-        url=os.environ.get("GLOVE_NOTION_MCP_URL", "https://mcp.notion.com/mcp"),
-        tags=["docs", "notes", "wiki", "knowledge-base"],
-    ),
-    McpCatalogueEntry(
-        id="linear",
-        name="Linear",
-        description="Create, update and search issues, projects and cycles in Linear.",
-        url=os.environ.get("GLOVE_LINEAR_MCP_URL", "https://mcp.linear.app/mcp"),
-        tags=["issues", "tickets", "project-management"],
-    ),
-]
+
+class CliError(Exception):
+    """A failure to report as one line, with the exit status to use."""
+
+    def __init__(self, message: str, status: int = 1) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+DEFAULT_SERVERS: tuple[dict[str, object], ...] = (
+    {
+        "id": "notion",
+        "name": "Notion",
+        "description": "Search, read, create and edit pages, databases and comments in a "
+        "Notion workspace.",
+        "url": os.environ.get("GLOVE_NOTION_MCP_URL", "https://mcp.notion.com/mcp"),
+        "tags": ["docs", "notes", "wiki", "knowledge-base"],
+    },
+    {
+        "id": "linear",
+        "name": "Linear",
+        "description": "Create, update and search issues, projects and cycles in Linear.",
+        "url": os.environ.get("GLOVE_LINEAR_MCP_URL", "https://mcp.linear.app/mcp"),
+        "tags": ["issues", "tickets", "project-management"],
+    },
+)
+"""The built-in catalogue (Notion and Linear; URLs overridable by environment), as data."""
+
+
+def default_catalogue() -> list[McpCatalogueEntry]:
+    """The built-in catalogue as entries."""
+    from glove_mcp.catalogue import McpCatalogueEntry
+
+    return [McpCatalogueEntry.model_validate(raw) for raw in DEFAULT_SERVERS]
 
 
 class CatalogueFileError(GloveMcpError):
@@ -67,7 +87,11 @@ def load_catalogue(path: str | Path | None) -> list[McpCatalogueEntry]:
         CatalogueFileError: the file is missing, not TOML, or an entry is invalid.
     """
     if path is None:
-        return list(DEFAULT_CATALOGUE)
+        return default_catalogue()
+    from pydantic import ValidationError
+
+    from glove_mcp.catalogue import McpCatalogueEntry
+
     file = Path(path).expanduser()
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
@@ -95,6 +119,13 @@ def load_catalogue(path: str | Path | None) -> list[McpCatalogueEntry]:
 def open_token_store(kind: StoreKind = "file") -> OAuthStore:
     """The OAuth token store the command uses: a 0600 JSON file under the data directory, or
     the OS keyring."""
+    from glove_mcp.oauth import FsOAuthStore, KeyringOAuthStore
+
     if kind == "keyring":
         return KeyringOAuthStore(service="glove-mcp")
-    return FsOAuthStore(data_dir() / "oauth.json")
+    return FsOAuthStore(token_file())
+
+
+def token_file() -> Path:
+    """The command's OAuth token file (the ``file`` store)."""
+    return data_dir() / "oauth.json"

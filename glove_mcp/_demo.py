@@ -201,7 +201,7 @@ async def run_demo(out: TextIO, *, api_key: str | None, interactive: bool) -> in
         printer.end_turn()
         say(f"\n• active servers now: {', '.join(mount.loaded) or 'none'}")
         if api_key and interactive:
-            from glove_mcp.cli import chat_loop
+            from glove_mcp._cli_agent import chat_loop
 
             await chat_loop(glove, printer, out)
     say("• demo finished: servers stopped.")

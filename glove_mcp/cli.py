@@ -1,347 +1,27 @@
 """The ``glove-mcp`` command: demo, login, status, chat and a headless server.
 
 Errors print as one line (``--debug`` shows the traceback). Every subcommand has ``--help``.
+This module only parses arguments: each command lives in a module of its own, imported when
+it runs, so ``--help`` and ``status`` start as fast as the interpreter does (the ``mcp`` SDK
+alone takes over a second to import).
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
+import importlib
 import logging
 import os
-import signal
-import socket
 import sys
-import time
-from collections.abc import Sequence
-from contextlib import AsyncExitStack
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Callable, Coroutine, Sequence
+from typing import Any
 
-from glove_core import (
-    AbortController,
-    AbortError,
-    Glove,
-    GloveError,
-    ModelAdapter,
-    ScriptedModel,
-    SqliteStore,
-)
-from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
-from glove_mcp._console import ConsolePrinter
-from glove_mcp.adapter import SqliteMcpAdapter
-from glove_mcp.catalogue import McpCatalogueEntry
-from glove_mcp.errors import GloveMcpError, OAuthCallbackTimeoutError, OAuthError
-from glove_mcp.mount import mount_mcp
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
+from glove_mcp._cli_config import CliError
+from glove_mcp.errors import GloveMcpError
 
-__all__ = ["chat_loop", "main"]
+__all__ = ["main"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
-CHAT_PROMPT = (
-    "You are a helpful assistant with access to the user's tools through MCP servers. When you "
-    "need a capability you do not have, call find_capability with a short description of the "
-    "need. Be concise."
-)
-
-
-class CliError(Exception):
-    """A failure to report as one line, with the exit status to use."""
-
-    def __init__(self, message: str, status: int = 1) -> None:
-        super().__init__(message)
-        self.status = status
-
-
-# -- shared pieces ---------------------------------------------------------------------------
-
-
-def _entry(entries: list[McpCatalogueEntry], server_id: str) -> McpCatalogueEntry:
-    for entry in entries:
-        if entry.id == server_id:
-            return entry
-    known = ", ".join(e.id for e in entries)
-    raise CliError(f"no server {server_id!r} in the catalogue (known: {known})", 2)
-
-
-class _StoredLogin:
-    """A server's OAuth tokens from the command's store: None until ``glove-mcp auth`` ran
-    (the server then answers 401 and discovery names the login command); refreshed silently
-    afterwards, and after a 401."""
-
-    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry) -> None:
-        self._store = store
-        self._id = entry.id
-        self._source = OAuthTokenSource(
-            store, entry.id, entry.url, login_command=f"glove-mcp auth {entry.id}"
-        )
-
-    async def access_token(self, *, force_refresh: bool = False) -> str | None:
-        if await self._store.get(self._id) is None:
-            return None
-        return await self._source.access_token(force_refresh=force_refresh)
-
-
-def _token_lookup(store: OAuthStore, entries: list[McpCatalogueEntry]) -> dict[str, Any]:
-    return {e.id: _StoredLogin(store, e) for e in entries}
-
-
-def load_script(path: str) -> ScriptedModel:
-    """A ScriptedModel from a JSON script file (see ``ScriptedModel.from_json``)."""
-    try:
-        return ScriptedModel.from_json(path)
-    except ValueError as exc:
-        raise CliError(str(exc), 2) from None
-
-
-def _model(args: argparse.Namespace) -> ModelAdapter:
-    if args.script:
-        return load_script(args.script)
-    key = os.environ.get("ANTHROPIC_API_KEY")
-    if not key:
-        raise CliError(
-            "no model: set ANTHROPIC_API_KEY (or pass --script FILE for an offline scripted model)",
-            2,
-        )
-    from glove_core.models.anthropic import AnthropicModel
-
-    return AnthropicModel(args.model, api_key=key)
-
-
-# -- chat ------------------------------------------------------------------------------------
-
-
-async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
-    """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
-
-    Ctrl-C aborts the request in progress; the conversation so far is kept.
-    """
-    loop = asyncio.get_running_loop()
-    current: list[AbortController] = []
-
-    def interrupt() -> None:
-        if current:
-            current[0].abort("interrupted with Ctrl-C")
-        else:
-            out.write("\n(Ctrl-C: type /quit to leave)\n")
-            out.flush()
-
-    installed = True
-    try:
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-    except (NotImplementedError, RuntimeError):
-        installed = False  # not the main thread, or a platform without signal handlers
-    try:
-        while True:
-            out.write("you> ")
-            out.flush()
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line:
-                out.write("\n")
-                return
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                return
-            controller = AbortController()
-            current[:] = [controller]
-            try:
-                await glove.process_request(text, signal=controller.signal)
-            except AbortError:
-                printer.end_turn()
-                out.write("(aborted; the conversation is kept)\n")
-            except GloveError as exc:
-                printer.end_turn()
-                out.write(f"error: {exc}\n")
-            finally:
-                current.clear()
-            printer.end_turn()
-    finally:
-        if installed:
-            loop.remove_signal_handler(signal.SIGINT)
-
-
-async def _chat(args: argparse.Namespace) -> int:
-    entries = load_catalogue(args.catalogue)
-    model = _model(args)
-    store = open_token_store(args.store)
-    db = Path(args.db) if args.db else data_dir() / "chat.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    session = args.session or time.strftime("chat-%Y%m%d-%H%M%S")
-    out = sys.stdout
-    async with AsyncExitStack() as stack:
-        conversation = await stack.enter_async_context(SqliteStore(db, session))
-        glove = Glove(
-            model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=args.server_mode
-        )
-        stack.push_async_callback(glove.aclose)
-        printer = ConsolePrinter(out, color=out.isatty())
-        glove.add_subscriber(printer)
-        adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries))
-        out.write(f"session {session} (resume with --session {session}); connecting…\n")
-        out.flush()
-        for server_id in await adapter.get_active():
-            if any(e.id == server_id for e in entries) and await store.get(server_id) is None:
-                out.write(f"no token for {server_id}: run `glove-mcp auth {server_id}`\n")
-        mount = await mount_mcp(glove, adapter=adapter, entries=entries)
-        stack.push_async_callback(mount.aclose)
-        glove.build()
-        active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
-        out.write(f"active servers: {active}. /quit to leave.\n")
-        await chat_loop(glove, printer, out)
-    return 0
-
-
-# -- auth, status, logout --------------------------------------------------------------------
-
-
-# What a login error advises in the library's words, and the same in this command's flags.
-_FLAG_ADVICE = (
-    ("open_browser=False and paste", "--no-browser and paste"),
-    ("pass it as pre_registered_client", "pass it with --client-id (and --client-secret-env)"),
-    ("connect to it without OAuth", "it needs no `glove-mcp auth`"),
-)
-
-
-def _in_flags(message: str) -> str:
-    for library, command in _FLAG_ADVICE:
-        message = message.replace(library, command)
-    return message
-
-
-def _pre_registered(args: argparse.Namespace) -> dict[str, str] | None:
-    if args.client_secret_env and not args.client_id:
-        raise CliError("--client-secret-env needs --client-id", status=2)
-    if not args.client_id:
-        return None
-    client = {"client_id": args.client_id}
-    if args.client_secret_env:
-        secret = os.environ.get(args.client_secret_env)
-        if not secret:
-            raise CliError(f"--client-secret-env: ${args.client_secret_env} is not set", status=2)
-        client["client_secret"] = secret
-    return client
-
-
-async def _auth(args: argparse.Namespace) -> int:
-    entry = _entry(load_catalogue(args.catalogue), args.id)
-    store = open_token_store(args.store)
-    try:
-        result = await run_mcp_oauth(
-            entry.url,
-            store,
-            entry.id,
-            port=args.port,
-            pre_registered_client=_pre_registered(args),
-            open_browser=not args.no_browser,
-            on_progress=lambda text: print(f"  {text}", flush=True),
-            timeout=args.timeout,
-        )
-    except OAuthCallbackTimeoutError:
-        raise CliError(
-            f"{entry.id}: no approval arrived within {args.timeout:g} s; run `glove-mcp auth "
-            f"{entry.id}` again (--timeout SECONDS for longer, --no-browser to paste the "
-            "redirected URL instead)"
-        ) from None
-    except OAuthError as exc:
-        raise CliError(f"{entry.id}: {_in_flags(str(exc))}") from None
-    tools = f", {result.tool_count} tools" if result.tool_count is not None else ""
-    print(f"{entry.id}: {result.status}{tools}")
-    return 0
-
-
-async def _status(args: argparse.Namespace) -> int:
-    store = open_token_store(args.store)
-    now = time.time()
-    for entry in load_catalogue(args.catalogue):
-        state = await store.get(entry.id)
-        tokens = state.tokens if state else None
-        if tokens is None:
-            print(f"{entry.id:<16} not logged in   (glove-mcp auth {entry.id})")
-            continue
-        refresh = "refreshable" if tokens.refresh_token is not None else "no refresh token"
-        if tokens.expires_at is None:
-            when = "no expiry given"
-        elif tokens.expires_at > now:
-            when = f"expires in {_duration(tokens.expires_at - now)}"
-        else:
-            when = f"expired {_duration(now - tokens.expires_at)} ago"
-        print(f"{entry.id:<16} logged in       {when}, {refresh}")
-    return 0
-
-
-def _duration(seconds: float) -> str:
-    minutes = int(seconds // 60)
-    if minutes < 60:
-        return f"{minutes} min"
-    hours = minutes // 60
-    return f"{hours} h {minutes % 60} min" if hours < 48 else f"{hours // 24} days"
-
-
-async def _logout(args: argparse.Namespace) -> int:
-    entry = _entry(load_catalogue(args.catalogue), args.id)
-    store = open_token_store(args.store)
-    await store.delete(entry.id)
-    print(f"{entry.id}: logged out (tokens deleted)")
-    return 0
-
-
-# -- demo, serve -----------------------------------------------------------------------------
-
-
-async def _demo(args: argparse.Namespace) -> int:
-    from glove_mcp._demo import run_demo
-
-    key = None if args.offline else os.environ.get("ANTHROPIC_API_KEY")
-    return await run_demo(sys.stdout, api_key=key, interactive=not args.no_interactive)
-
-
-async def _serve(args: argparse.Namespace) -> int:
-    import uvicorn
-
-    from glove_mcp.server import HeadlessServer
-
-    api_key = os.environ.get(args.api_key_env, "")
-    if not api_key:
-        raise CliError(
-            f"refusing to start without an API key: set {args.api_key_env} to the bearer key "
-            "clients must send",
-            2,
-        )
-    entries = load_catalogue(args.catalogue)
-    store = open_token_store(args.store)
-    db = Path(args.db) if args.db else data_dir() / "server.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    shared_model = None if args.script else _model(args)
-
-    async def factory(session_id: str, conversation: SqliteStore, stack: AsyncExitStack) -> Glove:
-        model = load_script(args.script) if args.script else shared_model
-        assert model is not None
-        glove = Glove(model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=True)
-        adapter = SqliteMcpAdapter(db, session_id, tokens=_token_lookup(store, entries))
-        mount = await mount_mcp(glove, adapter=adapter, entries=entries)
-        stack.push_async_callback(mount.aclose)
-        return glove
-
-    server = HeadlessServer(str(db), api_key, factory)
-    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ACK stalls
-    try:
-        sock.bind((args.host, args.port))
-    except OSError as exc:
-        sock.close()
-        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
-    port = sock.getsockname()[1]
-    print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
-    config = uvicorn.Config(server.app, log_level="warning")
-    await uvicorn.Server(config).serve(sockets=[sock])
-    return 0
-
-
-# -- argument parsing ------------------------------------------------------------------------
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -366,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with Claude, stop after the scripted question",
     )
-    demo.set_defaults(run=_demo)
+    demo.set_defaults(run="_cli_agent:demo")
 
     def catalogue_and_store(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
@@ -400,16 +80,16 @@ def _parser() -> argparse.ArgumentParser:
         help="environment variable holding that client's secret",
     )
     catalogue_and_store(auth)
-    auth.set_defaults(run=_auth)
+    auth.set_defaults(run="_cli_login:auth")
 
     status = commands.add_parser("status", help="show which servers have tokens, and expiry")
     catalogue_and_store(status)
-    status.set_defaults(run=_status)
+    status.set_defaults(run="_cli_status:status")
 
     logout = commands.add_parser("logout", help="delete the stored tokens of a server")
     logout.add_argument("id", help="the catalogue id")
     catalogue_and_store(logout)
-    logout.set_defaults(run=_logout)
+    logout.set_defaults(run="_cli_login:logout")
 
     def model_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
@@ -433,7 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     catalogue_and_store(chat)
     model_options(chat)
-    chat.set_defaults(run=_chat)
+    chat.set_defaults(run="_cli_agent:chat")
 
     serve = commands.add_parser(
         "serve", help="a headless HTTP agent server (one agent per session)"
@@ -448,8 +128,23 @@ def _parser() -> argparse.ArgumentParser:
     )
     catalogue_and_store(serve)
     model_options(serve)
-    serve.set_defaults(run=_serve)
+    serve.set_defaults(run="_cli_agent:serve")
     return parser
+
+
+Command = Callable[[argparse.Namespace], Coroutine[Any, Any, int] | int]
+"""A subcommand: a coroutine function, or a plain function where asyncio is not needed."""
+
+
+def _run(where: str, args: argparse.Namespace) -> int:
+    module, name = where.split(":")
+    command: Command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+    outcome = command(args)
+    if isinstance(outcome, int):
+        return outcome
+    import asyncio
+
+    return asyncio.run(outcome)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -465,19 +160,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         # terminal shows that line only.
         logging.getLogger("mcp").setLevel(logging.CRITICAL)
     try:
-        status: int = asyncio.run(args.run(args))
-        return status
+        return _run(args.run, args)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
-    except (CliError, GloveError, GloveMcpError) as exc:
-        if args.debug:
-            raise
-        print(f"glove-mcp: {exc}", file=sys.stderr)
-        return exc.status if isinstance(exc, CliError) else 1
     except Exception as exc:
         if args.debug:
             raise
+        # Imported only now: glove_core is not needed to parse arguments or to print help.
+        from glove_core.errors import GloveError
+
+        if isinstance(exc, CliError | GloveError | GloveMcpError):
+            print(f"glove-mcp: {exc}", file=sys.stderr)
+            return exc.status if isinstance(exc, CliError) else 1
         print(
             f"glove-mcp: unexpected {type(exc).__name__}: {exc} (rerun with --debug)",
             file=sys.stderr,

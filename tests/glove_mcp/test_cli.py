@@ -150,6 +150,14 @@ def test_one_line_errors(
     assert err.count("\n") == 1 and "server #1" in err
     assert main(["status", "--catalogue", str(tmp_path / "missing.toml")]) == 1
     assert "no such file" in capsys.readouterr().err
+    # A damaged token file: status leaves its fast reader for the store, which names it.
+    (tmp_path / "oauth.json").write_text("{not json")
+    assert main(["status"]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "oauth.json" in err and "corrupt" in err
+    (tmp_path / "oauth.json").unlink()
+    assert main(["status"]) == 0
+    assert "notion           not logged in" in capsys.readouterr().out
     assert main(["serve"]) == 2
     assert "refusing to start without an API key" in capsys.readouterr().err
     assert main(["auth", "notion", "--client-secret-env", "X"]) == 2

@@ -1,0 +1,114 @@
+"""Start-up time of the ``glove-mcp`` command against a bare interpreter.
+
+Measured side by side in one run, in rounds whose order is shuffled, each a fresh process
+(``sys.executable``, so the same interpreter and site-packages):
+
+- baseline: ``python -c pass``;
+- ``glove-mcp --help``;
+- ``glove-mcp status`` on a catalogue of two servers and a token file with one login (the
+  default store, a file), in a temporary ``GLOVE_HOME``;
+- ``glove-mcp status --store keyring`` is left out: the OS keyring's own import costs what it
+  costs.
+
+The figure is each command's median wall time divided by the baseline's median. Target (the
+architecture issue): within 3x of ``python -c pass``.
+
+Run: ``python bench/startup.py [--rounds 15]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TARGET = 3.0
+
+CATALOGUE = """
+[[servers]]
+id = "notion"
+name = "Notion"
+description = "Pages and databases."
+url = "https://mcp.notion.com/mcp"
+
+[[servers]]
+id = "linear"
+name = "Linear"
+description = "Issues and projects."
+url = "https://mcp.linear.app/mcp"
+"""
+
+
+def _token_file(path: Path) -> None:
+    now = time.time()
+    state = {
+        "server_url": "https://mcp.notion.com/mcp",
+        "tokens": {
+            "access_token": "bench-access",
+            "refresh_token": "bench-refresh",
+            "token_type": "Bearer",
+            "expires_at": now + 3600,
+            "obtained_at": now,
+        },
+    }
+    doc = {"format": "glove-mcp-oauth", "version": 1, "entries": {"notion": state}}
+    path.write_text(json.dumps(doc), encoding="utf-8")
+
+
+def _timed(args: list[str], env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    done = subprocess.run(args, env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(args[1:])} failed: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=15)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp)
+        catalogue = home / "servers.toml"
+        catalogue.write_text(CATALOGUE, encoding="utf-8")
+        _token_file(home / "oauth.json")
+        env = {**os.environ, "GLOVE_HOME": str(home)}
+        cli = [sys.executable, "-m", "glove_mcp.cli"]
+        commands = {
+            "python -c pass": [sys.executable, "-c", "pass"],
+            "glove-mcp --help": [*cli, "--help"],
+            "glove-mcp status": [*cli, "status", "--catalogue", str(catalogue)],
+        }
+        for command in commands.values():  # warm the file cache
+            _timed(command, env)
+        times: dict[str, list[float]] = {name: [] for name in commands}
+        order = list(commands)
+        for _ in range(args.rounds):
+            random.shuffle(order)
+            for name in order:
+                times[name].append(_timed(commands[name], env))
+    base = statistics.median(times["python -c pass"])
+    print(f"{'command':<20} {'median':>9} {'min':>9} {'ratio':>7}")
+    ratios: dict[str, float] = {}
+    for name, samples in times.items():
+        median = statistics.median(samples)
+        ratios[name] = median / base
+        print(f"{name:<20} {median * 1000:7.1f}ms {min(samples) * 1000:7.1f}ms {ratios[name]:6.2f}x")
+    worst = max(ratios[name] for name in commands if name != "python -c pass")
+    verdict = "met" if worst <= TARGET else "NOT met"
+    print(
+        f"\nstartup: --help {ratios['glove-mcp --help']:.2f}x, status "
+        f"{ratios['glove-mcp status']:.2f}x of python -c pass (target {TARGET:g}x: {verdict})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,219 @@
+"""``glove-mcp chat``, ``serve`` and ``demo``: an agent over the catalogue, in the terminal
+or as a headless server."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import socket
+import sys
+import time
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any, TextIO
+
+from glove_core import (
+    AbortController,
+    AbortError,
+    Glove,
+    GloveError,
+    ModelAdapter,
+    ScriptedModel,
+    SqliteStore,
+)
+from glove_mcp._cli_config import CliError, data_dir, load_catalogue, open_token_store
+from glove_mcp._console import ConsolePrinter
+from glove_mcp.adapter import SqliteMcpAdapter
+from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.mount import mount_mcp
+from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+
+__all__ = ["chat", "chat_loop", "demo", "load_script", "serve"]
+
+CHAT_PROMPT = (
+    "You are a helpful assistant with access to the user's tools through MCP servers. When you "
+    "need a capability you do not have, call find_capability with a short description of the "
+    "need. Be concise."
+)
+
+
+class _StoredLogin:
+    """A server's OAuth tokens from the command's store: None until ``glove-mcp auth`` ran
+    (the server then answers 401 and discovery names the login command); refreshed silently
+    afterwards, and after a 401."""
+
+    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry) -> None:
+        self._store = store
+        self._id = entry.id
+        self._source = OAuthTokenSource(
+            store, entry.id, entry.url, login_command=f"glove-mcp auth {entry.id}"
+        )
+
+    async def access_token(self, *, force_refresh: bool = False) -> str | None:
+        if await self._store.get(self._id) is None:
+            return None
+        return await self._source.access_token(force_refresh=force_refresh)
+
+
+def _token_lookup(store: OAuthStore, entries: list[McpCatalogueEntry]) -> dict[str, Any]:
+    return {e.id: _StoredLogin(store, e) for e in entries}
+
+
+def load_script(path: str) -> ScriptedModel:
+    """A ScriptedModel from a JSON script file (see ``ScriptedModel.from_json``)."""
+    try:
+        return ScriptedModel.from_json(path)
+    except ValueError as exc:
+        raise CliError(str(exc), 2) from None
+
+
+def _model(args: argparse.Namespace) -> ModelAdapter:
+    if args.script:
+        return load_script(args.script)
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    if not key:
+        raise CliError(
+            "no model: set ANTHROPIC_API_KEY (or pass --script FILE for an offline scripted model)",
+            2,
+        )
+    from glove_core.models.anthropic import AnthropicModel
+
+    return AnthropicModel(args.model, api_key=key)
+
+
+# -- chat ------------------------------------------------------------------------------------
+
+
+async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
+    """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
+
+    Ctrl-C aborts the request in progress; the conversation so far is kept.
+    """
+    loop = asyncio.get_running_loop()
+    current: list[AbortController] = []
+
+    def interrupt() -> None:
+        if current:
+            current[0].abort("interrupted with Ctrl-C")
+        else:
+            out.write("\n(Ctrl-C: type /quit to leave)\n")
+            out.flush()
+
+    installed = True
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    except (NotImplementedError, RuntimeError):
+        installed = False  # not the main thread, or a platform without signal handlers
+    try:
+        while True:
+            out.write("you> ")
+            out.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                out.write("\n")
+                return
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                return
+            controller = AbortController()
+            current[:] = [controller]
+            try:
+                await glove.process_request(text, signal=controller.signal)
+            except AbortError:
+                printer.end_turn()
+                out.write("(aborted; the conversation is kept)\n")
+            except GloveError as exc:
+                printer.end_turn()
+                out.write(f"error: {exc}\n")
+            finally:
+                current.clear()
+            printer.end_turn()
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
+
+
+async def chat(args: argparse.Namespace) -> int:
+    entries = load_catalogue(args.catalogue)
+    model = _model(args)
+    store = open_token_store(args.store)
+    db = Path(args.db) if args.db else data_dir() / "chat.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    session = args.session or time.strftime("chat-%Y%m%d-%H%M%S")
+    out = sys.stdout
+    async with AsyncExitStack() as stack:
+        conversation = await stack.enter_async_context(SqliteStore(db, session))
+        glove = Glove(
+            model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=args.server_mode
+        )
+        stack.push_async_callback(glove.aclose)
+        printer = ConsolePrinter(out, color=out.isatty())
+        glove.add_subscriber(printer)
+        adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries))
+        out.write(f"session {session} (resume with --session {session}); connecting…\n")
+        out.flush()
+        for server_id in await adapter.get_active():
+            if any(e.id == server_id for e in entries) and await store.get(server_id) is None:
+                out.write(f"no token for {server_id}: run `glove-mcp auth {server_id}`\n")
+        mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+        stack.push_async_callback(mount.aclose)
+        glove.build()
+        active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
+        out.write(f"active servers: {active}. /quit to leave.\n")
+        await chat_loop(glove, printer, out)
+    return 0
+
+
+async def demo(args: argparse.Namespace) -> int:
+    from glove_mcp._demo import run_demo
+
+    key = None if args.offline else os.environ.get("ANTHROPIC_API_KEY")
+    return await run_demo(sys.stdout, api_key=key, interactive=not args.no_interactive)
+
+
+async def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from glove_mcp.server import HeadlessServer
+
+    api_key = os.environ.get(args.api_key_env, "")
+    if not api_key:
+        raise CliError(
+            f"refusing to start without an API key: set {args.api_key_env} to the bearer key "
+            "clients must send",
+            2,
+        )
+    entries = load_catalogue(args.catalogue)
+    store = open_token_store(args.store)
+    db = Path(args.db) if args.db else data_dir() / "server.db"
+    db.parent.mkdir(parents=True, exist_ok=True)
+    shared_model = None if args.script else _model(args)
+
+    async def factory(session_id: str, conversation: SqliteStore, stack: AsyncExitStack) -> Glove:
+        model = load_script(args.script) if args.script else shared_model
+        assert model is not None
+        glove = Glove(model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=True)
+        adapter = SqliteMcpAdapter(db, session_id, tokens=_token_lookup(store, entries))
+        mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+        stack.push_async_callback(mount.aclose)
+        return glove
+
+    server = HeadlessServer(str(db), api_key, factory)
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # no 40 ms delayed-ACK stalls
+    try:
+        sock.bind((args.host, args.port))
+    except OSError as exc:
+        sock.close()
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
+    port = sock.getsockname()[1]
+    print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
+    config = uvicorn.Config(server.app, log_level="warning")
+    await uvicorn.Server(config).serve(sockets=[sock])
+    return 0
