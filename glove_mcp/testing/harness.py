@@ -263,11 +263,28 @@ def build_server(kind: ServerKind) -> MCPServer | Server[Any]:
 
 
 class _InProcessServer(uvicorn.Server):
-    """uvicorn without signal capture: the test process keeps its own Ctrl+C handling."""
+    """uvicorn without signal capture (the test process keeps its own Ctrl+C handling) and
+    without its 100 ms polling loop: ``exit()`` stops it at once, where uvicorn would notice
+    ``should_exit`` up to a tick later (a suite starts and stops hundreds of servers)."""
+
+    _exit: asyncio.Event | None = None
 
     @contextlib.contextmanager
     def capture_signals(self) -> Iterator[None]:
         yield
+
+    async def main_loop(self) -> None:
+        self._exit = asyncio.Event()
+        if self.should_exit:
+            return
+        await self.on_tick(0)  # the default headers, once
+        await self._exit.wait()
+
+    def exit(self) -> None:
+        """Ask the server to shut down now."""
+        self.should_exit = True
+        if self._exit is not None:
+            self._exit.set()
 
 
 class McpTestServer:
@@ -373,7 +390,7 @@ class McpTestServer:
         task, server, sock = self._task, self._uvicorn, self._socket
         self._task = self._uvicorn = self._socket = None
         if server is not None:
-            server.should_exit = True
+            server.exit()
             self.control.release()
         if task is not None:
             with contextlib.suppress(asyncio.CancelledError):
