@@ -329,7 +329,7 @@ class McpTestServer:
         self.port = port
         self.path = path
         self.json_response = json_response
-        self._uvicorn: uvicorn.Server | None = None
+        self._uvicorn: _InProcessServer | None = None
         self._task: asyncio.Task[None] | None = None
         self._socket: socket.socket | None = None
 
