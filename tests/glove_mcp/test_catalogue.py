@@ -302,9 +302,9 @@ def test_results_are_a_filtered_bounded_duplicate_free_subset(
     assert len({e.id for e in found}) == len(found)
     assert all(any(e is c for c in cat) for e in found)
     assert all(set(tags or []) <= set(e.tags) for e in found)
-    # Deterministic, and the same through a kept index.
+    # Deterministic, and the same through a kept index (built once more: the costly part).
     index = CatalogueIndex(cat)
-    assert index.search(query, tags, limit) == found == match_entries(cat, query, tags, limit)
+    assert index.search(query, tags, limit) == found
     # A larger limit extends the ranking without reordering it.
     assert match_entries(index, query, tags, limit + 5)[: len(found)] == found
 
