@@ -34,12 +34,12 @@ from collections.abc import Awaitable, Callable
 from glove_core import (
     MemoryStore,
     Message,
+    SqliteDatabase,
     SqliteStore,
     ToolCall,
     ToolResult,
     ToolResultData,
 )
-from glove_core.stores._sqlite_schema import connect
 
 TARGET_LOAD_MS = 50.0
 
@@ -105,8 +105,9 @@ async def measure(messages: list[Message], repeats: int, folder: str) -> dict[st
         await reopened.aclose()
 
         def connect_once(path: str = path) -> None:
-            conn: sqlite3.Connection = connect(path, 10.0, create=False)
-            conn.close()
+            database = SqliteDatabase(path, SqliteStore.schema, create=False)
+            database.read_sync(lambda conn: None)
+            database.close_sync()
 
         add("connect:sqlite", await timed(lambda: asyncio.to_thread(connect_once)))
     return results

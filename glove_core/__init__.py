@@ -65,6 +65,9 @@ from glove_core.models.base import ModelRequest as ModelRequest
 from glove_core.models.base import ModelResponse as ModelResponse
 from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatModel
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT as SQLITE_BUSY_TIMEOUT
+from glove_core.sqlite import SqliteDatabase as SqliteDatabase
+from glove_core.sqlite import SqliteSchema as SqliteSchema
 from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
@@ -117,6 +120,7 @@ from glove_core.stores.memory import PlainMemoryStore as PlainMemoryStore
 from glove_core.subagents import run_subagent as run_subagent
 
 __all__ = [
+    "SQLITE_BUSY_TIMEOUT",
     "SUBAGENT_TOOL_NAME",
     "AbortController",
     "AbortError",
@@ -188,7 +192,9 @@ __all__ = [
     "SessionInfo",
     "Slot",
     "SlotNotFoundError",
+    "SqliteDatabase",
     "SqliteEventQueue",
+    "SqliteSchema",
     "SqliteStore",
     "StoreAdapter",
     "StoreCorruptError",

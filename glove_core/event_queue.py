@@ -6,16 +6,16 @@ SQLite file so they survive a restart and are delivered exactly once.
 
 from __future__ import annotations
 
-import asyncio
 import sqlite3
 from datetime import datetime
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from types import TracebackType
+from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glove_core.errors import StoreCorruptError
-from glove_core.stores._sqlite_schema import use_wal
+from glove_core.errors import GloveStateError
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.types import ContentPart
 
 __all__ = [
@@ -82,16 +82,23 @@ class MemoryEventQueue:
         self._done.update(ids)
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS glove_events (
+_EVENTS_SCHEMA = SqliteSchema(
+    name="glove_core.events",
+    migrations=(
+        (
+            """CREATE TABLE glove_events (
     session_id TEXT NOT NULL,
     id TEXT NOT NULL,
     seq INTEGER NOT NULL,
     payload TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'pending',
     PRIMARY KEY (session_id, id)
+)""",
+        ),
+    ),
+    # Queues before the shared SQLite layer created the table without recording a version.
+    unversioned_tables=("glove_events",),
 )
-"""
 
 
 class SqliteEventQueue:
@@ -101,45 +108,72 @@ class SqliteEventQueue:
     batch under an id derived from its event ids and skips the save if that message already
     exists, so a crash between saving and marking cannot inject twice.
 
+    The file is opened through the SQLite layer (``glove_core.sqlite``): one connection, opened
+    by the first call, used from worker threads; table ``glove_events`` is component
+    ``glove_core.events``. Close with ``aclose()`` (or ``async with``); a queue that is never
+    closed releases the file when it is garbage collected.
+
     Args:
         path: the SQLite file (created if missing).
         session_id: the conversation the events belong to.
+        busy_timeout: seconds a write waits for another connection's write before raising
+            ``StoreError``.
+
+    Raises:
+        StoreCorruptError: (on first use) the file is not a SQLite database or is damaged.
+        StoreVersionError: (on first use) the file has a newer version of the events table.
     """
 
-    def __init__(self, path: str | Path, session_id: str) -> None:
+    schema: ClassVar[SqliteSchema] = _EVENTS_SCHEMA
+    """The events table, as registered with the SQLite layer."""
+
+    def __init__(
+        self,
+        path: str | Path,
+        session_id: str,
+        *,
+        busy_timeout: float = SQLITE_BUSY_TIMEOUT,
+    ) -> None:
         self._path = str(path)
         self._session_id = session_id
-        self._lock = asyncio.Lock()
-        self._ready = False
+        message = f"{self!r} is closed; create a new SqliteEventQueue to use it"
+        self._db = SqliteDatabase(
+            self._path,
+            _EVENTS_SCHEMA,
+            busy_timeout=busy_timeout,
+            closed_error=lambda: GloveStateError(message),
+        )
 
-    def _connect(self) -> sqlite3.Connection:
-        conn = sqlite3.connect(self._path, timeout=30, isolation_level=None)
-        try:
-            conn.execute("PRAGMA busy_timeout = 30000")
-            if not self._ready:
-                use_wal(conn, 30.0)
-                conn.execute(_SCHEMA)
-                self._ready = True
-        except sqlite3.DatabaseError as exc:
-            conn.close()
-            raise StoreCorruptError(self._path, str(exc)) from exc
-        return conn
+    @property
+    def busy_timeout(self) -> float:
+        """Seconds a write waits for another connection's write."""
+        return self._db.busy_timeout
 
-    async def _run(self, fn: _Query) -> object:
-        async with self._lock:
-            return await asyncio.to_thread(self._call, fn)
+    async def open(self) -> SqliteEventQueue:
+        """Open the file now (otherwise the first call does), so a bad file fails early."""
+        await self._db.open()
+        return self
 
-    def _call(self, fn: _Query) -> object:
-        conn = self._connect()
-        try:
-            return fn(conn)
-        finally:
-            conn.close()
+    async def aclose(self) -> None:
+        """Close the connection. Idempotent; later calls raise ``GloveStateError``."""
+        await self._db.aclose()
+
+    async def __aenter__(self) -> SqliteEventQueue:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
 
     async def add(self, event: OutsideEvent) -> bool:
+        """Queue an event; False (and no change) when its id was seen before."""
         payload = event.model_dump_json()
 
-        def insert(conn: sqlite3.Connection) -> object:
+        def insert(conn: sqlite3.Connection) -> bool:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO glove_events (session_id, id, seq, payload) VALUES "
                 "(?, ?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM glove_events WHERE session_id = ?),"
@@ -148,33 +182,34 @@ class SqliteEventQueue:
             )
             return cursor.rowcount == 1
 
-        return bool(await self._run(insert))
+        return await self._db.write(insert)
 
     async def pending(self) -> list[OutsideEvent]:
-        def select(conn: sqlite3.Connection) -> object:
-            return conn.execute(
+        """Events neither injected nor dropped, oldest first."""
+
+        def select(conn: sqlite3.Connection) -> list[tuple[str]]:
+            rows: list[tuple[str]] = conn.execute(
                 "SELECT payload FROM glove_events WHERE session_id = ? AND status = 'pending' "
                 "ORDER BY seq",
                 (self._session_id,),
             ).fetchall()
+            return rows
 
-        rows = await self._run(select)
-        assert isinstance(rows, list)
+        rows = await self._db.read(select)
         return [OutsideEvent.model_validate_json(row[0]) for row in rows]
 
     async def mark(self, ids: list[str], outcome: EventOutcome) -> None:
-        def update(conn: sqlite3.Connection) -> object:
+        """Record that these events were injected or dropped (all of them or none)."""
+        if not ids:
+            return
+
+        def update(conn: sqlite3.Connection) -> None:
             conn.executemany(
                 "UPDATE glove_events SET status = ? WHERE session_id = ? AND id = ?",
                 [(outcome, self._session_id, i) for i in ids],
             )
-            return None
 
-        await self._run(update)
+        await self._db.write(update)
 
     def __repr__(self) -> str:
         return f"SqliteEventQueue({self._path!r}, {self._session_id!r})"
-
-
-class _Query(Protocol):
-    def __call__(self, conn: sqlite3.Connection, /) -> object: ...

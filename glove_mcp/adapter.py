@@ -12,16 +12,15 @@ before every HTTP request.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import sqlite3
-import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Protocol, TypeVar, runtime_checkable
+from types import TracebackType
+from typing import ClassVar, Protocol, runtime_checkable
 
-from glove_core.stores._sqlite_schema import use_wal
+from glove_core import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_mcp.errors import McpStateError
 
 __all__ = [
@@ -31,8 +30,6 @@ __all__ = [
     "SqliteMcpAdapter",
     "TokenMap",
 ]
-
-_T = TypeVar("_T")
 
 
 class RefreshingTokenSource(Protocol):
@@ -132,28 +129,46 @@ class MemoryMcpAdapter:
         return f"MemoryMcpAdapter({self._identifier!r}, active={list(self._active)!r})"
 
 
-_SCHEMA = """CREATE TABLE IF NOT EXISTS glove_mcp_active (
+_ACTIVE_SCHEMA = SqliteSchema(
+    name="glove_mcp.active_servers",
+    migrations=(
+        (
+            """CREATE TABLE glove_mcp_active (
     conversation_id TEXT NOT NULL,
     server_id TEXT NOT NULL,
     activated_at TEXT NOT NULL,
     seq INTEGER NOT NULL,
     PRIMARY KEY (conversation_id, server_id)
-)"""
+)""",
+        ),
+    ),
+    # Adapters before the shared SQLite layer created the table without recording a version.
+    unversioned_tables=("glove_mcp_active",),
+)
 
 
 class SqliteMcpAdapter:
     """An ``McpAdapter`` keeping active ids per conversation in a SQLite file.
 
-    The ids live in table ``glove_mcp_active``, so the file can be the one a ``SqliteStore``
-    uses for the conversation. WAL mode and a busy timeout let several processes share it.
-    Every sqlite3 call runs in a worker thread. Close with ``aclose()`` (or ``async with``).
+    The ids live in table ``glove_mcp_active`` (component ``glove_mcp.active_servers`` of
+    glove_core's SQLite layer), so the file can be the one a ``SqliteStore`` uses for the
+    conversation. The layer gives it WAL mode, the shared busy timeout, versioned migrations
+    and one connection, opened by the first call and used from worker threads only. Close with
+    ``aclose()`` (or ``async with``).
 
     Args:
         path: the SQLite file (created when missing).
         conversation_id: the conversation whose active ids this adapter holds.
         tokens: bearer tokens per server id (a mapping, or a function id → token).
-        busy_timeout: seconds a write waits for another writer before failing.
+        busy_timeout: seconds a write waits for another writer before raising ``StoreError``.
+
+    Raises:
+        StoreCorruptError: (on first use) the file is not a SQLite database or is damaged.
+        StoreVersionError: (on first use) the file has a newer version of the table.
     """
+
+    schema: ClassVar[SqliteSchema] = _ACTIVE_SCHEMA
+    """The active-servers table, as registered with glove_core's SQLite layer."""
 
     def __init__(
         self,
@@ -161,42 +176,33 @@ class SqliteMcpAdapter:
         conversation_id: str,
         tokens: TokenMap | None = None,
         *,
-        busy_timeout: float = 5.0,
+        busy_timeout: float = SQLITE_BUSY_TIMEOUT,
     ) -> None:
         self.path = Path(path)
         self.conversation_id = conversation_id
         self._tokens = tokens
-        self._busy_timeout = busy_timeout
-        self._conn: sqlite3.Connection | None = None
-        self._closed = False
-        # One connection, used from worker threads one at a time.
-        self._lock = threading.Lock()
+        message = f"SqliteMcpAdapter for {conversation_id!r} is closed; create a new one"
+        self._db = SqliteDatabase(
+            self.path,
+            _ACTIVE_SCHEMA,
+            busy_timeout=busy_timeout,
+            closed_error=lambda: McpStateError(message),
+        )
 
     @property
     def identifier(self) -> str:
         """The conversation id."""
         return self.conversation_id
 
-    def _connection(self) -> sqlite3.Connection:
-        if self._closed:
-            raise McpStateError(
-                f"SqliteMcpAdapter for {self.conversation_id!r} is closed; create a new one"
-            )
-        if self._conn is None:
-            conn = sqlite3.connect(self.path, timeout=self._busy_timeout, check_same_thread=False)
-            use_wal(conn, self._busy_timeout)
-            conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout * 1000)}")
-            with conn:
-                conn.execute(_SCHEMA)
-            self._conn = conn
-        return self._conn
+    @property
+    def busy_timeout(self) -> float:
+        """Seconds a write waits for another connection's write."""
+        return self._db.busy_timeout
 
-    async def _run(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        def work() -> _T:
-            with self._lock:
-                return fn(self._connection())
-
-        return await asyncio.to_thread(work)
+    async def open(self) -> SqliteMcpAdapter:
+        """Open the file now (otherwise the first call does), so a bad file fails early."""
+        await self._db.open()
+        return self
 
     async def get_active(self) -> list[str]:
         """The active ids, in activation order."""
@@ -208,35 +214,32 @@ class SqliteMcpAdapter:
             ).fetchall()
             return [row[0] for row in rows]
 
-        return await self._run(read)
+        return await self._db.read(read)
 
     async def activate(self, id: str) -> None:
         """Mark ``id`` active (idempotent; keeps its first activation position)."""
         now = datetime.now(UTC).isoformat()
 
         def write(conn: sqlite3.Connection) -> None:
-            with conn:
-                conn.execute("BEGIN IMMEDIATE")
-                conn.execute(
-                    "INSERT OR IGNORE INTO glove_mcp_active "
-                    "(conversation_id, server_id, activated_at, seq) VALUES (?, ?, ?, "
-                    "(SELECT COALESCE(MAX(seq), 0) + 1 FROM glove_mcp_active))",
-                    (self.conversation_id, id, now),
-                )
+            conn.execute(
+                "INSERT OR IGNORE INTO glove_mcp_active "
+                "(conversation_id, server_id, activated_at, seq) VALUES (?, ?, ?, "
+                "(SELECT COALESCE(MAX(seq), 0) + 1 FROM glove_mcp_active))",
+                (self.conversation_id, id, now),
+            )
 
-        await self._run(write)
+        await self._db.write(write)
 
     async def deactivate(self, id: str) -> None:
         """Mark ``id`` inactive (idempotent)."""
 
         def write(conn: sqlite3.Connection) -> None:
-            with conn:
-                conn.execute(
-                    "DELETE FROM glove_mcp_active WHERE conversation_id = ? AND server_id = ?",
-                    (self.conversation_id, id),
-                )
+            conn.execute(
+                "DELETE FROM glove_mcp_active WHERE conversation_id = ? AND server_id = ?",
+                (self.conversation_id, id),
+            )
 
-        await self._run(write)
+        await self._db.write(write)
 
     async def get_access_token(self, id: str, *, fresh: bool = False) -> str | None:
         """The bearer token for server ``id`` from ``tokens``, or None; ``fresh=True`` (after
@@ -244,21 +247,18 @@ class SqliteMcpAdapter:
         return await _lookup(self._tokens, id, fresh)
 
     async def aclose(self) -> None:
-        """Close the database connection (idempotent)."""
-
-        def close() -> None:
-            with self._lock:
-                self._closed = True
-                if self._conn is not None:
-                    self._conn.close()
-                    self._conn = None
-
-        await asyncio.to_thread(close)
+        """Close the database connection (idempotent); later calls raise ``McpStateError``."""
+        await self._db.aclose()
 
     async def __aenter__(self) -> SqliteMcpAdapter:
-        return self
+        return await self.open()
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         await self.aclose()
 
     def __repr__(self) -> str:

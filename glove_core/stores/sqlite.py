@@ -1,20 +1,17 @@
 """SqliteStore: conversations in a SQLite file that survive restarts and crashes.
 
-One file holds any number of conversations (sessions). Several ``SqliteStore`` objects, in one
-process or several, may use the same file at once: the file runs in WAL mode (readers never wait
-for the writer), every write is one ``BEGIN IMMEDIATE`` transaction, and a busy timeout makes a
-writer wait for another instead of failing.
-
-Each store object keeps one connection, opened lazily on first use and used from worker threads
-(``asyncio.to_thread``) under a lock, so no sqlite3 call runs on the event loop. A connection
-per call would add the cost of opening and checking the file (about 1 ms, twice an append) to
-every call (see ``bench/store.py``).
+One file holds any number of conversations (sessions), and may also hold a
+``SqliteEventQueue`` and a ``glove_mcp.SqliteMcpAdapter``. Several ``SqliteStore`` objects, in
+one process or several, may use the same file at once. The file is opened through the SQLite
+layer (``glove_core.sqlite``): WAL mode (readers never wait for the writer), one
+``BEGIN IMMEDIATE`` transaction per write, a busy timeout that makes a writer wait for another,
+one connection per store object opened lazily and used from worker threads only.
 
 Messages are stored as their pydantic JSON (``Message.model_dump_json``), so every field —
 ``is_compaction``, ``framework_context``, content parts, tool calls and results — comes back
-exactly as it was saved. The schema is versioned (table ``glove_store_schema``) and migrated
-forward on open; a file of a newer version, or one that is not a SQLite database, raises and is
-left untouched.
+exactly as it was saved. The tables are versioned (component ``glove_core.conversations`` in
+``glove_store_schema``) and migrated forward on open; a file of a newer version, or one that is
+not a SQLite database, raises and is left untouched.
 """
 
 from __future__ import annotations
@@ -22,50 +19,27 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from glove_core.errors import (
-    GloveStateError,
-    InboxItemError,
-    StoreCorruptError,
-)
-from glove_core.stores._sqlite_schema import (
-    DEFAULT_BUSY_TIMEOUT,
-    SCHEMA_VERSION,
-    connect,
-    now,
-    transaction,
-    translate,
-    with_existing_file,
-)
+from glove_core.errors import GloveStateError, InboxItemError, StoreCorruptError
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
+from glove_core.stores import _sqlite_outside
+from glove_core.stores._sqlite_outside import SessionInfo
+from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
 from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SCHEMA_VERSION", "SessionInfo", "SqliteStore"]
 
-_T = TypeVar("_T")
+SCHEMA_VERSION = STORE_SCHEMA.version
+"""The version of the conversation tables this glove writes and reads (older files are
+migrated forward)."""
 
 _TASKS = TypeAdapter(list[Task])
-
-
-@dataclass(frozen=True)
-class SessionInfo:
-    """One conversation in a SQLite store file, as listed by ``SqliteStore.list_sessions``."""
-
-    session_id: str
-    """The conversation's id (``SqliteStore(path, session_id)``)."""
-    created_at: str
-    """When the conversation first wrote to the file (ISO 8601, UTC)."""
-    updated_at: str
-    """When it last wrote to the file (ISO 8601, UTC)."""
-    message_count: int
-    """How many messages it saved (summaries included; compaction hides none)."""
 
 
 class SqliteStore:
@@ -93,12 +67,15 @@ class SqliteStore:
         ...     agent = Glove(model, "Be brief.", store=store).build()
     """
 
+    schema: ClassVar[SqliteSchema] = STORE_SCHEMA
+    """The conversation tables, as registered with the SQLite layer."""
+
     def __init__(
         self,
         path: str | os.PathLike[str],
         session_id: str,
         *,
-        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        busy_timeout: float = SQLITE_BUSY_TIMEOUT,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
@@ -106,10 +83,13 @@ class SqliteStore:
             raise ValueError(f"busy_timeout must be 0 or more seconds, got {busy_timeout}")
         self._path = os.fspath(path)
         self._session_id = session_id
-        self._busy_timeout = busy_timeout
-        self._conn: sqlite3.Connection | None = None
-        self._lock = threading.Lock()
-        self._closed = False
+        message = f"{self!r} is closed; create a new SqliteStore to use it"
+        self._db = SqliteDatabase(
+            self._path,
+            STORE_SCHEMA,
+            busy_timeout=busy_timeout,
+            closed_error=lambda: GloveStateError(message),
+        )
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -123,6 +103,11 @@ class SqliteStore:
         """The database file."""
         return self._path
 
+    @property
+    def busy_timeout(self) -> float:
+        """Seconds a write waits for another connection's write."""
+        return self._db.busy_timeout
+
     async def open(self) -> SqliteStore:
         """Open the file now (otherwise the first call does), so a bad file fails early.
 
@@ -130,19 +115,12 @@ class SqliteStore:
             StoreCorruptError: the file is not a SQLite database or is damaged.
             StoreVersionError: the file has a newer schema than this glove reads.
         """
-        await self._call(lambda conn: None)
+        await self._db.open()
         return self
 
     async def aclose(self) -> None:
         """Close the connection. Idempotent; later calls raise ``GloveStateError``."""
-        await asyncio.to_thread(self._close_sync)
-
-    def _close_sync(self) -> None:
-        with self._lock:
-            self._closed = True
-            if self._conn is not None:
-                self._conn.close()
-                self._conn = None
+        await self._db.aclose()
 
     async def __aenter__(self) -> SqliteStore:
         return await self.open()
@@ -154,20 +132,6 @@ class SqliteStore:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-    async def _call(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        return await asyncio.to_thread(self._call_sync, fn)
-
-    def _call_sync(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        with self._lock:
-            if self._closed:
-                raise GloveStateError(f"{self!r} is closed; create a new SqliteStore to use it")
-            if self._conn is None:
-                self._conn = connect(self._path, self._busy_timeout, create=True)
-            try:
-                return fn(self._conn)
-            except sqlite3.Error as exc:
-                raise translate(exc, self._path) from exc
 
     # -- messages and counters --------------------------------------------------------------
 
@@ -183,7 +147,7 @@ class SqliteStore:
 
         def load() -> list[Message]:
             # Parsed outside the lock, so other calls on this store need not wait for it.
-            rows = self._call_sync(read)
+            rows = self._db.read_sync(read)
             try:
                 return [Message.model_validate_json(data) for _, data in rows]
             except ValidationError as exc:
@@ -204,15 +168,14 @@ class SqliteStore:
         rows = [(sid, m.id, m.sender, int(m.is_compaction), m.model_dump_json()) for m in messages]
 
         def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                _touch(conn, sid)
-                conn.executemany(
-                    "INSERT INTO glove_messages (session_id, message_id, sender, is_compaction, "
-                    "data) VALUES (?, ?, ?, ?, ?)",
-                    rows,
-                )
+            touch(conn, sid)
+            conn.executemany(
+                "INSERT INTO glove_messages (session_id, message_id, sender, is_compaction, "
+                "data) VALUES (?, ?, ?, ?, ?)",
+                rows,
+            )
 
-        await self._call(write)
+        await self._db.write(write)
 
     async def get_usage(self) -> Usage:
         """Tokens used by this conversation so far."""
@@ -233,22 +196,21 @@ class SqliteStore:
         sid = self._session_id
 
         def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                _touch(conn, sid)
-                conn.execute(
-                    "UPDATE glove_sessions SET input_tokens = input_tokens + ?, "
-                    "output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens "
-                    "+ ?, cache_write_tokens = cache_write_tokens + ? WHERE session_id = ?",
-                    (
-                        usage.input_tokens,
-                        usage.output_tokens,
-                        usage.cache_read_tokens,
-                        usage.cache_write_tokens,
-                        sid,
-                    ),
-                )
+            touch(conn, sid)
+            conn.execute(
+                "UPDATE glove_sessions SET input_tokens = input_tokens + ?, "
+                "output_tokens = output_tokens + ?, cache_read_tokens = cache_read_tokens "
+                "+ ?, cache_write_tokens = cache_write_tokens + ? WHERE session_id = ?",
+                (
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_read_tokens,
+                    usage.cache_write_tokens,
+                    sid,
+                ),
+            )
 
-        await self._call(write)
+        await self._db.write(write)
 
     async def get_turn_count(self) -> int:
         """How many model calls this conversation made."""
@@ -296,7 +258,7 @@ class SqliteStore:
             status: PermissionStatus = "granted" if row[0] == "granted" else "denied"
             return status
 
-        return await self._call(read)
+        return await self._db.read(read)
 
     async def set_permission(
         self, tool_name: str, input_key: str, status: PermissionStatus
@@ -307,16 +269,15 @@ class SqliteStore:
         sid = self._session_id
 
         def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                _touch(conn, sid)
-                conn.execute(
-                    "INSERT INTO glove_permissions (session_id, tool_name, input_key, status) "
-                    "VALUES (?, ?, ?, ?) ON CONFLICT (session_id, tool_name, input_key) "
-                    "DO UPDATE SET status = excluded.status",
-                    (sid, tool_name, input_key, status),
-                )
+            touch(conn, sid)
+            conn.execute(
+                "INSERT INTO glove_permissions (session_id, tool_name, input_key, status) "
+                "VALUES (?, ?, ?, ?) ON CONFLICT (session_id, tool_name, input_key) "
+                "DO UPDATE SET status = excluded.status",
+                (sid, tool_name, input_key, status),
+            )
 
-        await self._call(write)
+        await self._db.write(write)
 
     # -- inbox ------------------------------------------------------------------------------
 
@@ -338,20 +299,19 @@ class SqliteStore:
         data = item.model_dump_json()
 
         def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                _touch(conn, sid)
-                try:
-                    conn.execute(
-                        "INSERT INTO glove_inbox (session_id, item_id, data, status) "
-                        "VALUES (?, ?, ?, ?)",
-                        (sid, item.id, data, item.status),
-                    )
-                except sqlite3.IntegrityError:
-                    raise InboxItemError(
-                        item.id, f"already exists in conversation {sid!r}; use a new id"
-                    ) from None
+            touch(conn, sid)
+            try:
+                conn.execute(
+                    "INSERT INTO glove_inbox (session_id, item_id, data, status) "
+                    "VALUES (?, ?, ?, ?)",
+                    (sid, item.id, data, item.status),
+                )
+            except sqlite3.IntegrityError:
+                raise InboxItemError(
+                    item.id, f"already exists in conversation {sid!r}; use a new id"
+                ) from None
 
-        await self._call(write)
+        await self._db.write(write)
 
     async def update_inbox_item(
         self,
@@ -370,17 +330,16 @@ class SqliteStore:
         changes = inbox_changes(status, response, resolved_at)
 
         def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                row = conn.execute(
-                    "SELECT data FROM glove_inbox WHERE session_id = ? AND item_id = ?",
-                    (sid, item_id),
-                ).fetchone()
-                if row is None:
-                    raise InboxItemError(item_id, f"no such item in conversation {sid!r}")
-                item = InboxItem.model_validate_json(row[0]).model_copy(update=changes)
-                _save_item(conn, sid, item)
+            row = conn.execute(
+                "SELECT data FROM glove_inbox WHERE session_id = ? AND item_id = ?",
+                (sid, item_id),
+            ).fetchone()
+            if row is None:
+                raise InboxItemError(item_id, f"no such item in conversation {sid!r}")
+            item = InboxItem.model_validate_json(row[0]).model_copy(update=changes)
+            save_item(conn, sid, item)
 
-        await self._call(write)
+        await self._db.write(write)
 
     # -- outside processes ------------------------------------------------------------------
 
@@ -395,15 +354,7 @@ class SqliteStore:
             StoreVersionError: the file has a newer schema than this glove reads.
         """
 
-        def read(conn: sqlite3.Connection) -> list[SessionInfo]:
-            rows = conn.execute(
-                "SELECT s.session_id, s.created_at, s.updated_at, "
-                "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id) "
-                "FROM glove_sessions s ORDER BY s.created_at, s.session_id"
-            ).fetchall()
-            return [SessionInfo(r[0], r[1], r[2], int(r[3])) for r in rows]
-
-        return with_existing_file(path, read)
+        return _sqlite_outside.list_sessions(path)
 
     @staticmethod
     async def list_sessions(path: str | os.PathLike[str]) -> list[SessionInfo]:
@@ -439,37 +390,7 @@ class SqliteStore:
             StoreVersionError: the file has a newer schema than this glove reads.
         """
 
-        def write(conn: sqlite3.Connection) -> InboxItem:
-            with transaction(conn):
-                query = "SELECT session_id, data FROM glove_inbox WHERE item_id = ?"
-                params: tuple[str, ...] = (item_id,)
-                if session_id is not None:
-                    query += " AND session_id = ?"
-                    params = (item_id, session_id)
-                rows = conn.execute(query, params).fetchall()
-                where = f" in conversation {session_id!r}" if session_id is not None else ""
-                if not rows:
-                    raise InboxItemError(item_id, f"no such item{where} in {os.fspath(path)!r}")
-                if len(rows) > 1:
-                    sessions = ", ".join(repr(r[0]) for r in rows)
-                    raise InboxItemError(
-                        item_id, f"the id is used by conversations {sessions}; pass session_id="
-                    )
-                sid, data = rows[0]
-                item = InboxItem.model_validate_json(data)
-                if item.status != "pending":
-                    raise InboxItemError(
-                        item_id,
-                        f"is already {item.status} (resolved at {item.resolved_at}); "
-                        "nothing was changed",
-                    )
-                item = item.model_copy(
-                    update={"status": "resolved", "response": response, "resolved_at": now()}
-                )
-                _save_item(conn, sid, item)
-                return item
-
-        return with_existing_file(path, write)
+        return _sqlite_outside.resolve_inbox_item(path, item_id, response, session_id)
 
     @staticmethod
     async def resolve_inbox_item(
@@ -494,20 +415,19 @@ class SqliteStore:
             ).fetchone()
             return row
 
-        return await self._call(read)
+        return await self._db.read(read)
 
     async def _update_session(self, assignments: str, params: Sequence[object]) -> None:
         sid = self._session_id
 
         def write(conn: sqlite3.Connection) -> None:
-            with transaction(conn):
-                _touch(conn, sid)
-                conn.execute(
-                    f"UPDATE glove_sessions SET {assignments} WHERE session_id = ?",
-                    (*params, sid),
-                )
+            touch(conn, sid)
+            conn.execute(
+                f"UPDATE glove_sessions SET {assignments} WHERE session_id = ?",
+                (*params, sid),
+            )
 
-        await self._call(write)
+        await self._db.write(write)
 
     async def _inbox_where(self, condition: str) -> list[InboxItem]:
         sid = self._session_id
@@ -519,7 +439,7 @@ class SqliteStore:
             ).fetchall()
             return [InboxItem.model_validate_json(r[0]) for r in rows]
 
-        return await self._call(read)
+        return await self._db.read(read)
 
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r}, {self._session_id!r})"
@@ -534,20 +454,3 @@ def _parses(data: str) -> bool:
     except ValidationError:
         return False
     return True
-
-
-def _touch(conn: sqlite3.Connection, sid: str) -> None:
-    stamp = now()
-    conn.execute(
-        "INSERT INTO glove_sessions (session_id, created_at, updated_at) VALUES (?, ?, ?) "
-        "ON CONFLICT (session_id) DO UPDATE SET updated_at = excluded.updated_at",
-        (sid, stamp, stamp),
-    )
-
-
-def _save_item(conn: sqlite3.Connection, sid: str, item: InboxItem) -> None:
-    _touch(conn, sid)
-    conn.execute(
-        "UPDATE glove_inbox SET data = ?, status = ? WHERE session_id = ? AND item_id = ?",
-        (item.model_dump_json(), item.status, sid, item.id),
-    )

@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glove_core import (
+    SQLITE_BUSY_TIMEOUT,
     DocumentPart,
     GloveStateError,
     ImagePart,
@@ -22,6 +23,7 @@ from glove_core import (
     Message,
     SqliteStore,
     StoreCorruptError,
+    StoreError,
     StoreNotFoundError,
     StoreVersionError,
     Task,
@@ -33,6 +35,7 @@ from glove_core import (
 )
 from glove_core.stores import InboxStore, PermissionStore, StoreAdapter, TaskStore
 from glove_core.stores.sqlite import SCHEMA_VERSION
+from tests.fixtures.legacy_sqlite import legacy_file
 
 
 @pytest.fixture
@@ -430,3 +433,42 @@ async def test_many_connections_creating_one_file_at_once_all_succeed(tmp_path: 
                 await store.aclose()
         async with SqliteStore(path, "s0") as check:
             assert len(await check.get_messages()) == 3
+
+
+async def test_a_file_written_before_the_sqlite_layer_opens_and_is_migrated(
+    tmp_path: Path,
+) -> None:
+    path = legacy_file(tmp_path, "all_components")
+    async with SqliteStore(path, "conv") as store:
+        assert [m.id for m in await store.get_messages()] == ["m1", "m2"]
+        assert await store.get_usage() == Usage(input_tokens=12, output_tokens=3)
+        assert await store.get_turn_count() == 1
+        assert [t.id for t in await store.get_tasks()] == ["t1"]
+        assert await store.get_permission("rm", "{}") == "denied"
+        assert [i.id for i in await store.get_inbox_items()] == ["i1"]
+        await store.append_messages([Message(id="m3", sender="user", text="after the upgrade")])
+    conn = sqlite3.connect(path)
+    rows = conn.execute("SELECT component, version FROM glove_store_schema").fetchall()
+    seq = conn.execute("SELECT seq FROM glove_messages WHERE message_id = 'm3'").fetchone()
+    conn.close()
+    assert rows == [("glove_core.conversations", SCHEMA_VERSION)]
+    assert seq == (3,)
+    resolved = SqliteStore.resolve_inbox_item_sync(path, "i1", "done")
+    assert resolved.status == "resolved"
+    assert [s.session_id for s in await SqliteStore.list_sessions(path)] == ["conv"]
+
+
+async def test_the_store_uses_the_layers_busy_timeout(tmp_path: Path) -> None:
+    assert SqliteStore(tmp_path / "g.db", "s").busy_timeout == SQLITE_BUSY_TIMEOUT
+    path = tmp_path / "g.db"
+    async with SqliteStore(path, "s") as store:
+        holder = sqlite3.connect(path, isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            async with SqliteStore(path, "s", busy_timeout=0) as impatient:
+                with pytest.raises(StoreError, match="stayed locked"):
+                    await impatient.append_messages([Message(sender="user", text="x")])
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        assert await store.get_messages() == []
