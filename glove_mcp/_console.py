@@ -8,6 +8,7 @@ from typing import Any, TextIO
 from glove_core.subscribers import (
     SubagentCompleted,
     SubagentInvoked,
+    SubscriberEvent,
     TextDelta,
     ToolUse,
     ToolUseResult,
@@ -49,27 +50,27 @@ class ConsolePrinter:
             self._mid_line = False
             self._out.flush()
 
-    async def record(self, event_type: str, data: Any) -> None:
-        if isinstance(data, TextDelta):
+    async def record(self, event: SubscriberEvent) -> None:
+        if isinstance(event, TextDelta):
             if not self._mid_line:
                 prefix = "  " * self._depth + ("subagent: " if self._depth else "agent: ")
                 self._out.write(self._paint(prefix, "1"))
                 self._mid_line = True
-            self._out.write(data.text)
+            self._out.write(event.text)
             self._out.flush()
-        elif isinstance(data, ToolUse):
-            self._line(self._paint(f"→ {data.name}({shorten(data.input, 100)})", "36"))
-        elif isinstance(data, ToolUseResult):
-            result = data.result
+        elif isinstance(event, ToolUse):
+            self._line(self._paint(f"→ {event.name}({shorten(event.input, 100)})", "36"))
+        elif isinstance(event, ToolUseResult):
+            result = event.result
             if result.status == "success":
-                self._line(self._paint(f"← {data.name}: {shorten(result.data)}", "32"))
+                self._line(self._paint(f"← {event.name}: {shorten(result.data)}", "32"))
             else:
                 detail = result.message or shorten(result.data)
-                self._line(self._paint(f"← {data.name} [{result.status}]: {detail}", "31"))
-        elif isinstance(data, SubagentInvoked):
-            self._line(self._paint(f"┌ {data.name}: {shorten(data.prompt, 100)}", "35"))
+                self._line(self._paint(f"← {event.name} [{result.status}]: {detail}", "31"))
+        elif isinstance(event, SubagentInvoked):
+            self._line(self._paint(f"┌ {event.name}: {shorten(event.prompt, 100)}", "35"))
             self._depth += 1
-        elif isinstance(data, SubagentCompleted):
+        elif isinstance(event, SubagentCompleted):
             self.end_turn()
             self._depth = max(0, self._depth - 1)
-            self._line(self._paint(f"└ {data.name} finished ({data.status})", "35"))
+            self._line(self._paint(f"└ {event.name} finished ({event.status})", "35"))
