@@ -1,10 +1,15 @@
-"""Terminal output for the ``glove-mcp`` command: streamed text, tool calls and results."""
+"""The terminal side of the ``glove-mcp`` command: streamed text, tool calls and results, and
+the chat loop that reads the user's lines."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import sys
 from typing import Any, TextIO
 
+from glove_core import AbortController, AbortError, Glove, GloveError
 from glove_core.subscribers import (
     SubagentCompleted,
     SubagentInvoked,
@@ -14,7 +19,7 @@ from glove_core.subscribers import (
     ToolUseResult,
 )
 
-__all__ = ["ConsolePrinter", "shorten"]
+__all__ = ["ConsolePrinter", "chat_loop", "shorten"]
 
 
 def shorten(value: Any, limit: int = 160) -> str:
@@ -74,3 +79,54 @@ class ConsolePrinter:
             self.end_turn()
             self._depth = max(0, self._depth - 1)
             self._line(self._paint(f"└ {event.name} finished ({event.status})", "35"))
+
+
+async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
+    """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
+
+    Ctrl-C aborts the request in progress; the conversation so far is kept.
+    """
+    loop = asyncio.get_running_loop()
+    current: list[AbortController] = []
+
+    def interrupt() -> None:
+        if current:
+            current[0].abort("interrupted with Ctrl-C")
+        else:
+            out.write("\n(Ctrl-C: type /quit to leave)\n")
+            out.flush()
+
+    installed = True
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    except (NotImplementedError, RuntimeError):
+        installed = False  # not the main thread, or a platform without signal handlers
+    try:
+        while True:
+            out.write("you> ")
+            out.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                out.write("\n")
+                return
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                return
+            controller = AbortController()
+            current[:] = [controller]
+            try:
+                await glove.process_request(text, signal=controller.signal)
+            except AbortError:
+                printer.end_turn()
+                out.write("(aborted; the conversation is kept)\n")
+            except GloveError as exc:
+                printer.end_turn()
+                out.write(f"error: {exc}\n")
+            finally:
+                current.clear()
+            printer.end_turn()
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)
