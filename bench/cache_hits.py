@@ -33,9 +33,11 @@ from typing import Literal
 from glove_core import (
     AbortSignal,
     AnthropicModel,
+    CacheCollapse,
     Glove,
     Message,
     ModelRequest,
+    SubscriberEvent,
     TokenConsumption,
     Tool,
     ToolCall,
@@ -182,9 +184,9 @@ async def run(variant: Variant) -> tuple[list[Usage], int]:
     usages: list[Usage] = []
     collapses = 0
 
-    async def notify(event_type: str, data: object) -> None:
+    async def notify(event: SubscriberEvent) -> None:
         nonlocal collapses
-        if event_type == "cache_collapse":
+        if isinstance(event, CacheCollapse):
             collapses += 1
 
     async with serve_fake_anthropic() as fake:
@@ -240,12 +242,12 @@ async def run_glove() -> tuple[list[Usage], int]:
     collapses = 0
 
     class Counter:
-        async def record(self, event_type: str, data: object) -> None:
+        async def record(self, event: SubscriberEvent) -> None:
             nonlocal collapses
-            if isinstance(data, TokenConsumption):
-                usages.append(data.usage)
+            if isinstance(event, TokenConsumption):
+                usages.append(event.usage)
                 conv.call += 1
-            elif event_type == "cache_collapse":
+            elif isinstance(event, CacheCollapse):
                 collapses += 1
 
     def make_tool(spec: ToolSpec) -> Tool:

@@ -13,9 +13,16 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any
 
-from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, ToolUse, ToolUseResult
+from glove_core import (
+    AnthropicModel,
+    Glove,
+    ModelAdapter,
+    ScriptedModel,
+    SubscriberEvent,
+    ToolUse,
+    ToolUseResult,
+)
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
 
@@ -29,11 +36,12 @@ LINEAR = McpCatalogueEntry(
 class PrintTools:
     """Shows each tool call and its outcome as it happens."""
 
-    async def record(self, event_type: str, data: Any) -> None:
-        if isinstance(data, ToolUse):
-            print(f"→ {data.name} {data.input}")
-        elif isinstance(data, ToolUseResult):
-            print(f"← {data.name}: {data.result.status}")
+    async def record(self, event: SubscriberEvent) -> None:
+        match event:
+            case ToolUse(name=name, input=args):
+                print(f"→ {name} {args}")
+            case ToolUseResult(name=name, result=result):
+                print(f"← {name}: {result.status}")
 
 
 def pick_model() -> ModelAdapter:

@@ -15,13 +15,13 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Any
 
 from glove_core import (
     AnthropicModel,
     Glove,
     ModelAdapter,
     ScriptedModel,
+    SubscriberEvent,
     TextDelta,
     ToolUse,
     ToolUseResult,
@@ -51,13 +51,14 @@ CATALOGUE = [
 class Stream:
     """Prints reply text as it streams, and each tool call."""
 
-    async def record(self, event_type: str, data: Any) -> None:
-        if isinstance(data, TextDelta):
-            print(data.text, end="", flush=True)
-        elif isinstance(data, ToolUse):
-            print(f"\n→ {data.name}", flush=True)
-        elif isinstance(data, ToolUseResult):
-            print(f"← {data.name}: {data.result.status}", flush=True)
+    async def record(self, event: SubscriberEvent) -> None:
+        match event:
+            case TextDelta(text=text):
+                print(text, end="", flush=True)
+            case ToolUse(name=name):
+                print(f"\n→ {name}", flush=True)
+            case ToolUseResult(name=name, result=result):
+                print(f"← {name}: {result.status}", flush=True)
 
 
 def pick_model() -> ModelAdapter:

@@ -58,13 +58,13 @@ from glove_core.events import default_event_policy as default_event_policy
 from glove_core.events import format_events as format_events
 from glove_core.glove import Glove as Glove
 from glove_core.glove import TurnPreparer as TurnPreparer
-from glove_core.loop import RequestResult as RequestResult
 from glove_core.models._retry import RetryPolicy as RetryPolicy
 from glove_core.models.base import ModelAdapter as ModelAdapter
 from glove_core.models.base import ModelRequest as ModelRequest
 from glove_core.models.base import ModelResponse as ModelResponse
 from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatModel
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
+from glove_core.result import RequestResult as RequestResult
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT as SQLITE_BUSY_TIMEOUT
 from glove_core.sqlite import SqliteDatabase as SqliteDatabase
 from glove_core.sqlite import SqliteSchema as SqliteSchema
@@ -89,16 +89,20 @@ from glove_core.subscribers import EventWakeFailed as EventWakeFailed
 from glove_core.subscribers import ModelResponseCompleteEvent as ModelResponseCompleteEvent
 from glove_core.subscribers import ModelResponseEvent as ModelResponseEvent
 from glove_core.subscribers import Notify as Notify
+from glove_core.subscribers import Publish as Publish
 from glove_core.subscribers import RuntimeContextEvent as RuntimeContextEvent
 from glove_core.subscribers import SubagentCompleted as SubagentCompleted
 from glove_core.subscribers import SubagentInvoked as SubagentInvoked
 from glove_core.subscribers import Subscriber as Subscriber
+from glove_core.subscribers import SubscriberEvent as SubscriberEvent
 from glove_core.subscribers import TextDelta as TextDelta
 from glove_core.subscribers import TokenConsumption as TokenConsumption
 from glove_core.subscribers import ToolUse as ToolUse
 from glove_core.subscribers import ToolUseResult as ToolUseResult
+from glove_core.tools import AgentHandle as AgentHandle
 from glove_core.tools import Tool as Tool
 from glove_core.tools import ToolContext as ToolContext
+from glove_core.tools import ToolSource as ToolSource
 from glove_core.tools import ToolSpec as ToolSpec
 from glove_core.tools import tool as tool
 from glove_core.types import ContentPart as ContentPart
@@ -125,6 +129,7 @@ __all__ = [
     "AbortController",
     "AbortError",
     "AbortSignal",
+    "AgentHandle",
     "AnthropicModel",
     "CacheCollapse",
     "CacheCollapseKind",
@@ -183,6 +188,7 @@ __all__ = [
     "OutsideEvent",
     "PermissionStore",
     "PlainMemoryStore",
+    "Publish",
     "ReentrantRequestError",
     "RequestResult",
     "RetryPolicy",
@@ -204,6 +210,7 @@ __all__ = [
     "SubagentCompleted",
     "SubagentInvoked",
     "Subscriber",
+    "SubscriberEvent",
     "Task",
     "TaskStore",
     "TextDelta",
@@ -216,6 +223,7 @@ __all__ = [
     "ToolNameConflictError",
     "ToolResult",
     "ToolResultData",
+    "ToolSource",
     "ToolSpec",
     "ToolUse",
     "ToolUseResult",

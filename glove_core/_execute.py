@@ -11,39 +11,54 @@ import difflib
 import inspect
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.context_items import current_tool_call
-from glove_core.stores.base import PermissionStore
-from glove_core.subscribers import ToolUseResult
-from glove_core.tools import Tool, ToolContext, ToolInputError, wrap_result
+from glove_core.display import DisplayManager
+from glove_core.stores.base import PermissionStore, StoreAdapter
+from glove_core.subscribers import Publish, ToolUseResult
+from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
 from glove_core.types import ToolCall, ToolResult, ToolResultData
 
-if TYPE_CHECKING:
-    from glove_core.glove import Glove
-
-__all__ = ["execute_tool_calls", "interrupted_result"]
+__all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result"]
 
 logger = logging.getLogger(__name__)
 
 _MAX_LISTED_TOOLS = 40
 
 
+@dataclass(frozen=True)
+class ToolRunner:
+    """What running a tool call needs."""
+
+    agent: AgentHandle
+    """Handed to every tool as ``ctx.glove``; the runner itself never reads it."""
+    display: DisplayManager
+    store: StoreAdapter
+    """Remembers permission answers when it is a ``PermissionStore``."""
+    publish: Publish
+    max_retries: int
+
+
 async def execute_tool_calls(
-    glove: Glove,
+    runner: ToolRunner,
+    tools: Mapping[str, Tool],
     calls: list[ToolCall],
     signal: AbortSignal,
     disabled: set[str] | frozenset[str] = frozenset(),
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
     in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
-    tools = glove._tools
     if len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
     ):
-        return list(await asyncio.gather(*(_run_call(glove, c, signal, disabled) for c in calls)))
-    return [await _run_call(glove, call, signal, disabled) for call in calls]
+        return list(
+            await asyncio.gather(*(_run_call(runner, tools, c, signal, disabled) for c in calls))
+        )
+    return [await _run_call(runner, tools, call, signal, disabled) for call in calls]
 
 
 def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
@@ -56,11 +71,15 @@ def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
 
 
 async def _run_call(
-    glove: Glove, call: ToolCall, signal: AbortSignal, disabled: set[str] | frozenset[str]
+    runner: ToolRunner,
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str],
 ) -> ToolResult:
-    tool = glove._tools.get(call.name)
+    tool = tools.get(call.name)
     if tool is None:
-        data = _error(_unknown_tool_message(call.name, list(glove._tools)))
+        data = _error(_unknown_tool_message(call.name, list(tools)))
     elif call.name in disabled:
         data = _error(
             f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
@@ -71,25 +90,23 @@ async def _run_call(
             status="aborted", message="the request was aborted before this tool call started"
         )
     else:
-        data = await _run_known(glove, tool, call, signal)
+        data = await _run_known(runner, tool, call, signal)
     result = ToolResult(call_id=call.id, name=call.name, result=data)
-    await glove._subscribers.emit(
-        "tool_use_result", ToolUseResult(call.id, call.name, dict(call.input), data)
-    )
+    await runner.publish(ToolUseResult(call.id, call.name, dict(call.input), data))
     return result
 
 
 async def _run_known(
-    glove: Glove, tool: Tool, call: ToolCall, signal: AbortSignal
+    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
 ) -> ToolResultData:
     try:
         parsed = tool.parse_input(call.input)
     except ToolInputError as exc:
         return _error(str(exc))
-    ctx = ToolContext(display=glove.display_manager, glove=glove, signal=signal, call_id=call.id)
+    ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
     if tool.requires_permission:
         try:
-            granted = await _ask_permission(glove, tool, call, signal)
+            granted = await _ask_permission(runner, tool, call, signal)
         except AbortError:
             return ToolResultData(
                 status="aborted", message="aborted while waiting for the user's permission"
@@ -112,7 +129,7 @@ async def _run_known(
             reason = "the request was aborted while the tool ran" if signal.aborted else str(exc)
             return ToolResultData(status="aborted", message=reason)
         except Exception as exc:
-            if attempts > glove.max_retries:
+            if attempts > runner.max_retries:
                 logger.warning(
                     "tool %r failed %d time(s); giving up", tool.name, attempts, exc_info=True
                 )
@@ -136,15 +153,17 @@ async def _invoke(tool: Tool, parsed: Any, ctx: ToolContext) -> Any:
         current_tool_call.reset(token)
 
 
-async def _ask_permission(glove: Glove, tool: Tool, call: ToolCall, signal: AbortSignal) -> bool:
-    store = glove.store
+async def _ask_permission(
+    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+) -> bool:
+    store = runner.store
     memory = store if isinstance(store, PermissionStore) else None
     key = json.dumps(call.input, sort_keys=True, separators=(",", ":"), default=str)
     if memory is not None:
         known = await memory.get_permission(tool.name, key)
         if known is not None:
             return known == "granted"
-    answer = await glove.display_manager.push_and_wait(
+    answer = await runner.display.push_and_wait(
         "permission_request",
         {"tool": tool.name, "description": tool.description, "input": call.input},
         signal=signal,

@@ -20,22 +20,26 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import SaveMessages, format_pending_inbox
 from glove_core.builtin.tasks import format_tasks
-from glove_core.models.base import ModelRequest
-from glove_core.stores.base import InboxStore, TaskStore
-from glove_core.subscribers import CompactionEnd, CompactionStart, EventPayload, EventType
+from glove_core.models.base import ModelAdapter, ModelRequest
+from glove_core.stores.base import InboxStore, StoreAdapter, TaskStore
+from glove_core.subscribers import (
+    CompactionEnd,
+    CompactionStart,
+    EventPayload,
+    SubscriberEvent,
+)
+from glove_core.tools import Tool
 from glove_core.types import DocumentPart, ImagePart, Message, TextPart, ToolCall, Usage
-
-if TYPE_CHECKING:
-    from glove_core.glove import Glove
 
 __all__ = [
     "DEFAULT_COMPACTION_INSTRUCTIONS",
     "CompactionConfig",
+    "CompactionHost",
     "compact",
     "estimate_message_tokens",
     "maybe_compact",
@@ -153,8 +157,36 @@ def next_call_tokens(
 # --- entry points ----------------------------------------------------------------------------
 
 
+class CompactionHost(Protocol):
+    """What compaction reads of the agent. A ``Glove`` is one; so is the loop's request."""
+
+    @property
+    def model(self) -> ModelAdapter:
+        """Writes the summary."""
+        ...
+
+    @property
+    def store(self) -> StoreAdapter:
+        """Receives the summary and the summary call's usage."""
+        ...
+
+    @property
+    def system_prompt(self) -> str:
+        """Counted when the next call's size is estimated."""
+        ...
+
+    @property
+    def tools(self) -> Sequence[Tool]:
+        """Counted when the next call's size is estimated."""
+        ...
+
+    async def publish(self, event: SubscriberEvent) -> None:
+        """Receives ``compaction_start`` and ``compaction_end``."""
+        ...
+
+
 async def maybe_compact(
-    glove: Glove,
+    glove: CompactionHost,
     config: CompactionConfig,
     history: Sequence[Message],
     last_usage: Usage | None,
@@ -167,7 +199,8 @@ async def maybe_compact(
     Call it before every model call, with the saved history that call would send.
 
     Args:
-        glove: the agent (its model writes the summary; its store receives it).
+        glove: the agent (its model writes the summary; its store receives it): a ``Glove``
+            or any ``CompactionHost``.
         config: the compaction settings.
         history: the visible saved history (from the last summary on) the next call sends.
         last_usage: the usage reported by the previous model call of this conversation in this
@@ -202,7 +235,7 @@ async def maybe_compact(
 
 
 async def compact(
-    glove: Glove,
+    glove: CompactionHost,
     config: CompactionConfig,
     history: Sequence[Message],
     *,
@@ -223,7 +256,7 @@ async def compact(
             "with tool calls that have no results yet (compact before the next model call)"
         )
     previous, rest = _split(history)
-    await _emit(glove, "compaction_start", CompactionStart(estimated_tokens))
+    await glove.publish(CompactionStart(estimated_tokens))
     store = glove.store
     tasks = await store.get_tasks() if isinstance(store, TaskStore) else []
     inbox = await store.get_inbox_items() if isinstance(store, InboxStore) else []
@@ -249,24 +282,23 @@ async def compact(
     text = "<conversation_summary>\n" + "\n".join(sections) + "\n</conversation_summary>"
     message = Message(sender="user", text=text, is_compaction=True)
     await (save or store.append_messages)([message])
-    await _emit(glove, "compaction_end", CompactionEnd(summary=text, fallback=fallback))
+    await glove.publish(CompactionEnd(summary=text, fallback=fallback))
     return [message]
 
 
 # --- internals -------------------------------------------------------------------------------
 
 
-async def _emit(glove: Glove, event_type: EventType, data: EventPayload) -> None:
-    await glove._subscribers.emit(event_type, data)
-
-
-async def _ignore(event_type: EventType, data: EventPayload) -> None:
+async def _ignore(event: EventPayload) -> None:
     # The summary call's deltas are not a reply: nothing should stream or speak them.
     return None
 
 
 async def _summarise(
-    glove: Glove, config: CompactionConfig, rest: Sequence[Message], signal: AbortSignal | None
+    glove: CompactionHost,
+    config: CompactionConfig,
+    rest: Sequence[Message],
+    signal: AbortSignal | None,
 ) -> str | None:
     transcript = "\n".join(_render(m, config.max_verbatim_chars) for m in rest)
     # The summary call must fit the context window itself: keep the transcript's start and end.
@@ -421,7 +453,9 @@ def _render_call(call: ToolCall, max_chars: int) -> str:
     return f"[tool call {call.name} {call.id}] {_clip(_json(call.input), max_chars)}"
 
 
-def _estimate_request(glove: Glove, history: Sequence[Message], chars_per_token: float) -> int:
+def _estimate_request(
+    glove: CompactionHost, history: Sequence[Message], chars_per_token: float
+) -> int:
     chars = len(glove.system_prompt)
     for t in glove.tools:
         spec = t.spec

@@ -164,6 +164,16 @@ class ContextItemQueue:
         self.pending.append((source, items))
         return len(items)
 
+    def switched_off(self, saved: set[str]) -> set[str]:
+        """``saved`` (the tools switched off by the saved history) with the pending switches
+        applied in order."""
+        off = set(saved)
+        for _source, items in self.pending:
+            for item in items:
+                if isinstance(item, ToolsItem):
+                    off = (off | set(item.disable)) - set(item.enable)
+        return off
+
     def take(self) -> Message | None:
         """The message that saves every pending item, or None; the queue is emptied."""
         if not self.pending:

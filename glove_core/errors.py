@@ -94,11 +94,18 @@ class ToolDefinitionError(GloveError):
 class ToolNameConflictError(ToolDefinitionError):
     """Two tools were registered under one name."""
 
-    def __init__(self, name: str) -> None:
+    def __init__(self, name: str, sources: tuple[object, object] | None = None) -> None:
         self.name = name
+        self.sources = sources
+        """The two tool sources that both offer ``name``, when the clash is between sources."""
+        where = (
+            f"offered by two tool sources ({sources[0]!r} and {sources[1]!r})"
+            if sources is not None
+            else "already offered by this Glove (folded, or from a tool source)"
+        )
         super().__init__(
-            f"a tool named {name!r} is already folded into this Glove; tool names must be "
-            "unique (rename one of them, or namespace them, e.g. 'server__tool')"
+            f"a tool named {name!r} is {where}; tool names must be unique (rename one of "
+            "them, or namespace them, e.g. 'server__tool')"
         )
 
 

@@ -18,17 +18,20 @@ import html
 import logging
 import re
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from glove_core.event_queue import EventQueue, MemoryEventQueue, OutsideEvent, WhenIdle
-from glove_core.subscribers import EventDropped, EventInjected, EventReceived, EventWakeFailed
+from glove_core.subscribers import (
+    EventDropped,
+    EventInjected,
+    EventReceived,
+    EventWakeFailed,
+    Publish,
+)
 from glove_core.types import ContentPart, Message, TextPart
-
-if TYPE_CHECKING:
-    from glove_core.glove import Glove
 
 __all__ = [
     "EVENTS_NOTE",
@@ -140,17 +143,34 @@ class EventsConfig:
 
 
 class EventHub:
-    """The events side of one Glove: queue, policy, wake-ups and deferral timers."""
+    """The events side of one Glove: queue, policy, wake-ups and deferral timers.
 
-    def __init__(self, glove: Glove, config: EventsConfig | None) -> None:
+    Args:
+        config: the Glove's ``EventsConfig`` (defaults when None).
+        publish: where subscriber events go.
+        busy: whether a turn is running now (an event then joins it at its next tool step).
+        wake: runs a wake-up turn for the queued events.
+    """
+
+    def __init__(
+        self,
+        config: EventsConfig | None,
+        *,
+        publish: Publish,
+        busy: Callable[[], bool],
+        wake: Callable[[], Awaitable[None]],
+    ) -> None:
         config = config or EventsConfig()
-        self._glove = glove
+        self._publish = publish
+        self._busy = busy
+        self._run_wake = wake
         self.config = config
         self.queue: EventQueue = config.queue if config.queue is not None else MemoryEventQueue()
         self._policy: EventPolicy = config.policy or default_event_policy
         self.formatter: EventFormatter = config.formatter or format_events
         self._last_activity: float | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._wakes: set[asyncio.Task[None]] = set()
         self._wake_pending = False
         self._closed = False
         self.waking: list[OutsideEvent] = []
@@ -188,10 +208,10 @@ class EventHub:
         if expires_at is not None and expires_at <= now:
             await self.queue.mark([event.id], "dropped")
             await self._emit_received(event, "dropped")
-            await self._glove._subscribers.emit("event_dropped", EventDropped(event.id, "expired"))
+            await self._publish(EventDropped(event.id, "expired"))
             return "dropped"
         self._arrived = True
-        if self._glove._turn.locked():
+        if self._busy():
             disposition: EventDisposition = "queued"
         else:
             disposition = self._idle_path(event)
@@ -208,9 +228,7 @@ class EventHub:
         )
 
     async def _emit_received(self, event: OutsideEvent, disposition: EventDisposition) -> None:
-        await self._glove._subscribers.emit(
-            "event_received", EventReceived(event.id, event.source, event.kind, disposition)
-        )
+        await self._publish(EventReceived(event.id, event.source, event.kind, disposition))
 
     # -- idle path --------------------------------------------------------------------------
 
@@ -231,7 +249,15 @@ class EventHub:
     def _schedule_wake(self) -> None:
         if not self._wake_pending:
             self._wake_pending = True
-            self._spawn(self._wake())
+            task = self._spawn(self._wake())
+            self._wakes.add(task)
+            task.add_done_callback(self._wakes.discard)
+
+    async def wait_for_wakeups(self) -> None:
+        """Wait until the wake-up turns scheduled so far, and any they schedule, have run."""
+        while self._wakes:
+            # asyncio.wait, not gather: a caller cancelled while waiting must not cancel them.
+            await asyncio.wait(set(self._wakes))
 
     async def _defer_timer(self, event_id: str) -> None:
         await asyncio.sleep(self.config.defer_timeout)
@@ -242,7 +268,7 @@ class EventHub:
         self._wake_pending = False
         self.waking = []
         try:
-            await self._glove._wake()
+            await self._run_wake()
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -250,14 +276,13 @@ class EventHub:
             # failed before that), so nothing is lost: the next turn sees them.
             logger.warning("an event wake-up turn failed", exc_info=True)
             ids = [e.id for e in self.waking] or [e.id for e in await self.queue.pending()]
-            await self._glove._subscribers.emit(
-                "event_wake_failed", EventWakeFailed(ids, f"{type(exc).__name__}: {exc}")
-            )
+            await self._publish(EventWakeFailed(ids, f"{type(exc).__name__}: {exc}"))
 
-    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
         task = asyncio.create_task(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     # -- delivery ---------------------------------------------------------------------------
 
@@ -276,9 +301,7 @@ class EventHub:
         for event in await self.queue.pending():
             if event.expires_at is not None and event.expires_at <= now:
                 await self.queue.mark([event.id], "dropped")
-                await self._glove._subscribers.emit(
-                    "event_dropped", EventDropped(event.id, "expired")
-                )
+                await self._publish(EventDropped(event.id, "expired"))
             else:
                 fresh.append(event)
         return fresh
@@ -294,7 +317,7 @@ class EventHub:
     ) -> None:
         ids = [e.id for e in events]
         await self.queue.mark(ids, "injected")
-        await self._glove._subscribers.emit("event_injected", EventInjected(ids, where))
+        await self._publish(EventInjected(ids, where))
 
     async def aclose(self) -> None:
         """Cancel deferral timers and wake-ups; queued events stay in the queue."""

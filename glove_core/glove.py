@@ -1,21 +1,23 @@
 """Glove: the agent. Holds the model, store, tools and subscribers, and runs requests.
 
-It is a facade: one request is run by ``loop.py``, tool calls by ``_execute.py``, subagents by
-``subagents.py``. Requests on one Glove take turns; a request waiting for its turn can be
-aborted.
+It is a facade: one request is run by ``loop.py`` (handed a ``LoopParts``, never the Glove),
+tool calls by ``_execute.py``, subagents by ``subagents.py``, outside events by ``events.py``.
+Tools come from tool sources (``_tool_sources.py``): the folded tools, the subagent dispatch
+tool, and any added with ``add_tool_source``. Requests on one Glove take turns; a request
+waiting for its turn can be aborted.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
-import inspect
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from types import TracebackType
 from typing import Any
 
+from glove_core._execute import ToolRunner
+from glove_core._tool_sources import FoldedTools, ToolSources
+from glove_core._turns import TurnPreparer, Turns
 from glove_core.abort import AbortSignal
 from glove_core.compaction import CompactionConfig
 from glove_core.context import (
@@ -34,31 +36,28 @@ from glove_core.context_items import (
     validate_items,
 )
 from glove_core.display import DisplayManager
-from glove_core.errors import GloveStateError, ReentrantRequestError, ToolNameConflictError
+from glove_core.errors import GloveStateError, ReentrantRequestError
 from glove_core.event_queue import WhenIdle
 from glove_core.events import EventDisposition, EventHub, EventsConfig
-from glove_core.loop import RequestResult, run_request, runtime_context_event, user_message
+from glove_core.loop import (
+    LoopParts,
+    ModelSettings,
+    RequestResult,
+    run_request,
+    runtime_context_event,
+    user_message,
+)
 from glove_core.models.base import ModelAdapter
 from glove_core.stores.base import StoreAdapter
 from glove_core.stores.memory import MemoryStore
-from glove_core.subagents import SubAgentFactory, SubAgentRegistry
-from glove_core.subscribers import Subscriber, SubscriberSet
-from glove_core.tools import Tool
+from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
+from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
+from glove_core.tools import Tool, ToolSource
 from glove_core.types import ContentPart, Message, new_id
 
 __all__ = ["Glove", "TurnPreparer"]
 
 logger = logging.getLogger(__name__)
-
-# The Gloves whose request is running in the current task (and the tasks it spawned), so a
-# tool that calls process_request on its own Glove is caught instead of deadlocking.
-_RUNNING: contextvars.ContextVar[frozenset[int]] = contextvars.ContextVar(
-    "glove_running", default=frozenset()
-)
-
-
-TurnPreparer = Callable[[AbortSignal], Awaitable[None] | None]
-"""Runs before every request and every event wake-up, inside the turn."""
 
 
 class Glove:
@@ -97,23 +96,24 @@ class Glove:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be 0 or more, got {max_retries}")
-        self._model = model
-        self.system_prompt = system_prompt
+        self._settings = ModelSettings(model, system_prompt)
         self._store: StoreAdapter = store if store is not None else MemoryStore(new_id("conv_"))
         self._display = display_manager if display_manager is not None else DisplayManager()
         self._server_mode = server_mode
         self._compaction = compaction
         self.max_turns = max_turns
         self.max_retries = max_retries
-        self._tools: dict[str, Tool] = {}
         self._subscribers = SubscriberSet()
-        self._subagents = SubAgentRegistry(self)
+        self._folded = FoldedTools()
+        self._subagents = SubAgentRegistry(self._subscribers)
+        self._tool_sources = ToolSources(self._folded, self._subagents)
         self._built = False
-        self._turn = asyncio.Lock()
+        self._turns = Turns()
         self._context = ContextRegistry()
         self._context_items = ContextItemQueue()
-        self._events = EventHub(self, events)
-        self._preparers: list[TurnPreparer] = []
+        self._events = EventHub(
+            events, publish=self._subscribers.publish, busy=self._turns.busy, wake=self._wake
+        )
 
     # -- building ---------------------------------------------------------------------------
 
@@ -126,21 +126,34 @@ class Glove:
         """
         if not isinstance(tool, Tool):
             raise TypeError(f"fold() takes a Tool (use @tool or Tool(...)), got {tool!r}")
-        if tool.name in self._tools:
-            raise ToolNameConflictError(tool.name)
-        self._tools[tool.name] = tool
+        self._tool_sources.check_new([tool.name])
+        self._folded.add(tool)
         return self
 
     def unfold(self, name: str) -> Tool:
-        """Remove a tool and return it.
+        """Remove a folded tool and return it (a tool source's tools are its own to remove).
 
         Raises:
-            KeyError: no tool has that name.
+            KeyError: no tool of that name is folded.
         """
-        try:
-            return self._tools.pop(name)
-        except KeyError:
-            raise KeyError(f"no tool named {name!r} is folded into this Glove") from None
+        return self._folded.pop(name)
+
+    def add_tool_source(self, source: ToolSource) -> Callable[[], None]:
+        """Offer the tools of ``source`` too, after the folded ones; an MCP mount is one.
+
+        The source is asked for its tools before every model call, so tools it adds later are
+        offered from the next call. Each change to the tool list changes the start of the
+        prompt, which the provider's cache cannot reuse past that point: add tools rarely,
+        append rather than reorder, and use ``switch_tools`` to take one away.
+
+        Returns:
+            A function that removes the source again.
+
+        Raises:
+            TypeError: ``source`` has no ``get_tools()``.
+            ValueError: it was added already.
+        """
+        return self._tool_sources.add(source)
 
     def build(self) -> Glove:
         """Finish setup; requests may run from now on. Calling it again does nothing.
@@ -159,9 +172,10 @@ class Glove:
                 builtins.append(update_tasks_tool())
             if isinstance(self._store, InboxStore):
                 builtins.append(post_to_inbox_tool())
+            taken = self._tool_sources.names()
             for builtin in builtins:
-                if builtin.name not in self._tools:
-                    self._tools[builtin.name] = builtin
+                if builtin.name not in taken:
+                    self._folded.add(builtin)
         self._built = True
         return self
 
@@ -173,7 +187,12 @@ class Glove:
             description: when to use it; the model reads it.
             factory: builds a fresh child ``Glove`` for each call (sync or async, no
                 arguments). Its final text becomes the tool result.
+
+        Raises:
+            ToolNameConflictError: another tool is called ``glove_invoke_subagent``.
         """
+        if not self._subagents.defined:
+            self._tool_sources.check_new([SUBAGENT_TOOL_NAME])
         self._subagents.define(name, description, factory)
         return self
 
@@ -185,16 +204,32 @@ class Glove:
         """Stop sending events to ``subscriber`` (unknown subscribers are ignored)."""
         self._subscribers.remove(subscriber)
 
+    async def publish(self, event: SubscriberEvent) -> None:
+        """Send ``event`` to every subscriber. For packages that extend the agent with their
+        own event types (glove_mcp's ``McpServerActivated``); a subscriber that raises is
+        logged and skipped."""
+        await self._subscribers.publish(event)
+
     def set_model(self, model: ModelAdapter) -> None:
         """Use another model from the next model call on."""
-        self._model = model
+        self._settings.model = model
 
     # -- properties -------------------------------------------------------------------------
 
     @property
     def model(self) -> ModelAdapter:
         """The model adapter."""
-        return self._model
+        return self._settings.model
+
+    @property
+    def system_prompt(self) -> str:
+        """Who the agent is and its rules. Assigning it takes effect from the next model call
+        and invalidates the provider's prompt cache from the first byte: keep it stable."""
+        return self._settings.system_prompt
+
+    @system_prompt.setter
+    def system_prompt(self, value: str) -> None:
+        self._settings.system_prompt = value
 
     @property
     def store(self) -> StoreAdapter:
@@ -213,8 +248,9 @@ class Glove:
 
     @property
     def tools(self) -> list[Tool]:
-        """The folded tools, in the order they were folded."""
-        return list(self._tools.values())
+        """Every tool offered to the model now: the folded ones in the order they were folded,
+        the subagent dispatch tool, then each tool source's, in the order they were added."""
+        return self._tool_sources.get_tools()
 
     @property
     def subscribers(self) -> list[Subscriber]:
@@ -240,7 +276,7 @@ class Glove:
             ReentrantRequestError: called from inside a tool of this same Glove.
             GloveStateError: ``build()`` was not called.
         """
-        if id(self) in _RUNNING.get():
+        if self._turns.running_in_this_task(self):
             raise ReentrantRequestError()
         if not self._built:
             raise GloveStateError(
@@ -260,28 +296,40 @@ class Glove:
         self, signal: AbortSignal, message: Message | None
     ) -> RequestResult | None:
         """Run one turn: the user's ``message``, or (None) a wake-up with the queued events."""
-        await signal.race(self._turn.acquire())
-        token = _RUNNING.set(_RUNNING.get() | {id(self)})
-        try:
-            for preparer in list(self._preparers):
-                prepared = preparer(signal)
-                if inspect.isawaitable(prepared):
-                    await prepared
+        async with self._turns.turn(self, signal, after=self._events.after_turn):
+            parts = self._loop_parts()
             if message is not None:
-                return await run_request(self, message, signal)
+                return await run_request(parts, message, signal)
             events = await self._events.take()
             if not events:
                 return None  # a request that ran first already delivered them
             self._events.waking = events
             wake_message = self._events.message_for(events)
-            return await run_request(self, wake_message, signal, events=events)
-        finally:
-            _RUNNING.reset(token)
-            self._turn.release()
-            await self._events.after_turn()
+            return await run_request(parts, wake_message, signal, events=events)
 
     async def _wake(self) -> None:
         await self._take_turn(AbortSignal(), None)
+
+    def _loop_parts(self) -> LoopParts:
+        runner = ToolRunner(
+            agent=self,
+            display=self._display,
+            store=self._store,
+            publish=self._subscribers.publish,
+            max_retries=self.max_retries,
+        )
+        return LoopParts(
+            settings=self._settings,
+            store=self._store,
+            tool_sources=self._tool_sources,
+            runner=runner,
+            context=self._context,
+            context_items=self._context_items,
+            events=self._events,
+            subscribers=self._subscribers,
+            compaction=self._compaction,
+            max_turns=self.max_turns,
+        )
 
     # -- runtime context, events, context items ----------------------------------------------
 
@@ -321,9 +369,7 @@ class Glove:
         """
         signal = signal if signal is not None else AbortSignal()
         snapshots = await self._context.resolve(delivery, signal)
-        await self._subscribers.emit(
-            "runtime_context", runtime_context_event(delivery or "all", snapshots)
-        )
+        await self._subscribers.publish(runtime_context_event(delivery or "all", snapshots))
         return snapshots
 
     async def emit_event(
@@ -357,19 +403,19 @@ class Glove:
         """Tell the agent the user is active (typing, speaking): ``auto`` events defer."""
         self._events.notify_user_activity()
 
+    async def wait_for_wakeups(self) -> None:
+        """Wait until the event wake-up turns scheduled so far (and any they schedule) have
+        run; deferred events still waiting for their timer do not count. Call it before
+        ``aclose()`` to let woken turns finish instead of cancelling them."""
+        await self._events.wait_for_wakeups()
+
     def add_turn_preparer(self, fn: TurnPreparer) -> Callable[[], None]:
         """Run ``fn(signal)`` before every request and every event wake-up, inside the turn.
 
         Returns:
             A function that removes it.
         """
-        self._preparers.append(fn)
-
-        def remove() -> None:
-            if fn in self._preparers:
-                self._preparers.remove(fn)
-
-        return remove
+        return self._turns.add_preparer(fn)
 
     async def add_context(self, items: Sequence[ContextItem], key: str | None = None) -> int:
         """Queue context items (``instruction``, ``notice``, ``disable_tools``,
@@ -393,25 +439,39 @@ class Glove:
         checked = validate_items(items, source)
         return self._context_items.add(checked, source, key)
 
-    def _switch_tools(self, *, disable: Sequence[str] = (), enable: Sequence[str] = ()) -> None:
-        """Queue a tool switch with the application's authority. For framework code (an MCP
-        mount switching a server's tools), which may run inside a tool call."""
+    def pending_context(self) -> list[ContextItem]:
+        """The context items queued by ``add_context`` and ``switch_tools`` that the next
+        model call will save, in order."""
+        return [item for _source, items in self._context_items.pending for item in items]
+
+    def switch_tools(self, *, disable: Sequence[str] = (), enable: Sequence[str] = ()) -> None:
+        """Switch tools off or back on from the next model call, with the application's
+        authority even when called from inside a tool (``add_context`` lets a tool only switch
+        tools off). An MCP mount switches a deactivated server's tools this way.
+
+        Cost to the prompt cache: none for the tools. A switched-off tool stays in the tool
+        list sent to the model, so the cached prefix (tools, system prompt, saved history)
+        survives; the switch is saved once as a short ``<context_update>`` message at the end
+        of the history, and a call to a switched-off tool is answered ``tool_inactive``
+        without running. Removing a tool instead (``unfold``) changes the tool list, and the
+        provider re-reads the whole prompt at full price on the next call.
+
+        Args:
+            disable: tool names to switch off.
+            enable: tool names to switch back on.
+        """
         items: list[ContextItem] = []
         if disable:
             items.append(ToolsItem(disable=list(disable)))
         if enable:
             items.append(ToolsItem(enable=list(enable)))
         if items:
-            self._context_items.add(items, "app", None)
+            self._context_items.add(validate_items(items, "app"), "app", None)
 
-    async def _switched_off_tools(self) -> set[str]:
-        """Tools switched off by the saved history and by switches still queued."""
-        off = disabled_tools(await self._store.get_messages())
-        for _source, items in self._context_items.pending:
-            for item in items:
-                if isinstance(item, ToolsItem):
-                    off = (off | set(item.disable)) - set(item.enable)
-        return off
+    async def switched_off_tools(self) -> set[str]:
+        """The tools switched off now: by the saved history, then by switches still queued."""
+        saved = disabled_tools(await self._store.get_messages())
+        return self._context_items.switched_off(saved)
 
     # -- lifecycle --------------------------------------------------------------------------
 
@@ -432,6 +492,6 @@ class Glove:
 
     def __repr__(self) -> str:
         return (
-            f"<Glove model={self._model.name!r} store={self._store.identifier!r} "
-            f"tools={len(self._tools)}>"
+            f"<Glove model={self.model.name!r} store={self._store.identifier!r} "
+            f"tools={len(self._tool_sources.names())}>"
         )

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from dataclasses import dataclass
+from typing import Literal, cast
 
-from glove_core._execute import execute_tool_calls, interrupted_result
+from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
+from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import (
     POST_TO_INBOX_TOOL_NAME,
@@ -22,29 +24,33 @@ from glove_core.builtin.inbox import (
     place_transient,
     take_resolved_inbox,
 )
-from glove_core.compaction import compact, maybe_compact
+from glove_core.compaction import CompactionConfig, compact, maybe_compact
 from glove_core.context import (
     ContextDelivery,
+    ContextRegistry,
     ContextSnapshot,
     history_context_message,
     snapshot_message,
 )
-from glove_core.context_items import disabled_tools
+from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
-from glove_core.models.base import ModelRequest
+from glove_core.events import EventHub
+from glove_core.models.base import ModelAdapter, ModelRequest
+from glove_core.result import RequestResult, StopReason
+from glove_core.stores.base import StoreAdapter
 from glove_core.subscribers import (
-    EventPayload,
-    EventType,
     RuntimeContextEvent,
+    SubscriberEvent,
+    SubscriberSet,
     TokenConsumption,
 )
+from glove_core.tools import Tool
 from glove_core.types import ContentPart, Message, TextPart, ToolResult, Usage
 
-if TYPE_CHECKING:
-    from glove_core.glove import Glove
-
 __all__ = [
+    "LoopParts",
+    "ModelSettings",
     "RequestResult",
     "StopReason",
     "last_user_turn_index",
@@ -57,24 +63,51 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-StopReason = Literal["end_turn", "max_turns"]
-
 _CLEANUP_DEADLINE = 5.0
 
 
 @dataclass
-class RequestResult:
-    """What ``process_request`` returns."""
+class ModelSettings:
+    """The model and the system prompt, read before every model call: ``Glove.set_model`` and
+    assigning ``Glove.system_prompt`` take effect from the next call."""
 
-    text: str
-    """The final agent text (of the last reply)."""
-    messages: list[Message] = field(default_factory=list)
-    """Every message this request saved, in order."""
-    usage: Usage = field(default_factory=Usage)
-    """Tokens used by this request's model calls."""
-    stop_reason: StopReason = "end_turn"
-    """``end_turn`` when the model answered without tool calls, ``max_turns`` when the loop hit
-    ``max_turns`` model calls first."""
+    model: ModelAdapter
+    system_prompt: str
+
+
+@dataclass(frozen=True)
+class LoopParts:
+    """Everything one request needs, handed over by the Glove; the loop holds no Glove.
+
+    It is also the ``CompactionHost`` that compaction reads.
+    """
+
+    settings: ModelSettings
+    store: StoreAdapter
+    tool_sources: ToolSources
+    """Asked for the tools before every model call and every tool step."""
+    runner: ToolRunner
+    context: ContextRegistry
+    context_items: ContextItemQueue
+    events: EventHub
+    subscribers: SubscriberSet
+    compaction: CompactionConfig | None
+    max_turns: int
+
+    @property
+    def model(self) -> ModelAdapter:
+        return self.settings.model
+
+    @property
+    def system_prompt(self) -> str:
+        return self.settings.system_prompt
+
+    @property
+    def tools(self) -> list[Tool]:
+        return self.tool_sources.get_tools()
+
+    async def publish(self, event: SubscriberEvent) -> None:
+        await self.subscribers.publish(event)
 
 
 def visible_history(messages: Sequence[Message]) -> list[Message]:
@@ -130,8 +163,8 @@ def repair_dangling(history: Sequence[Message]) -> Message | None:
 class _Run:
     """The mutable state of one request."""
 
-    def __init__(self, glove: Glove, signal: AbortSignal) -> None:
-        self.glove = glove
+    def __init__(self, parts: LoopParts, signal: AbortSignal) -> None:
+        self.parts = parts
         self.signal = signal
         self.history: list[Message] = []
         self.added: list[Message] = []
@@ -146,19 +179,30 @@ class _Run:
         self.sent_count = 0
 
     async def save(self, messages: list[Message]) -> None:
-        await self.glove.store.append_messages(messages)
+        await self.parts.store.append_messages(messages)
         self.history.extend(messages)
         self.added.extend(messages)
         if any(m.framework_context == "runtime" for m in messages):
             self.disabled = disabled_tools(messages, start=self.disabled)
 
-    async def notify(self, event_type: EventType, data: EventPayload) -> None:
-        await self.glove._subscribers.emit(event_type, data)
+    async def notify(self, event: SubscriberEvent | str, data: object = None) -> None:
+        if isinstance(event, str):
+            # A model adapter written for notify(event_type, data), before events were typed.
+            warnings.warn(
+                "notify(event_type, data) is deprecated: model adapters call notify(event) "
+                "with the typed event alone",
+                DeprecationWarning,
+                stacklevel=2,
+            )
+            if data is None or not hasattr(data, "kind"):
+                raise TypeError(f"notify({event!r}, ...) needs a typed event, got {data!r}")
+            event = cast(SubscriberEvent, data)
+        await self.parts.subscribers.publish(event)
 
     async def save_events(
         self, events: list[OutsideEvent], where: Literal["tool_step", "request", "wake"]
     ) -> Message:
-        hub = self.glove._events
+        hub = self.parts.events
         message = hub.message_for(events)
         # A crash between saving a batch and marking it injected must not save it twice.
         if not any(m.id == message.id for m in (*self.saved_before, *self.added)):
@@ -168,7 +212,7 @@ class _Run:
 
 
 async def run_request(
-    glove: Glove,
+    parts: LoopParts,
     request: Message,
     signal: AbortSignal,
     events: list[OutsideEvent] | None = None,
@@ -177,8 +221,8 @@ async def run_request(
 
     ``request`` is the user's message, or for a wake-up the message carrying ``events``.
     """
-    run = _Run(glove, signal)
-    store = glove.store
+    run = _Run(parts, signal)
+    store = parts.store
     saved = await store.get_messages()
     run.saved_before = saved
     run.disabled = disabled_tools(saved)
@@ -205,17 +249,17 @@ async def run_request(
     turns = 0
     overflow_compacted = False
     while True:
-        if turns >= glove.max_turns:
-            logger.info("request stopped after max_turns=%d model calls", glove.max_turns)
+        if turns >= parts.max_turns:
+            logger.info("request stopped after max_turns=%d model calls", parts.max_turns)
             return RequestResult(text, run.added, run.usage, "max_turns")
         signal.throw_if_aborted()
-        items = glove._context_items.take()
+        items = parts.context_items.take()
         if items is not None:
             await run.save([items])
-        if glove._compaction is not None:
+        if parts.compaction is not None:
             compacted = await maybe_compact(
-                glove,
-                glove._compaction,
+                parts,
+                parts.compaction,
                 run.history,
                 run.last_usage,
                 run.history[run.sent_count :],
@@ -229,7 +273,7 @@ async def run_request(
         run.sent_count = len(run.history)
         model_request = await _build_model_request(run)
         try:
-            response = await signal.race(glove.model.prompt(model_request, run.notify, signal))
+            response = await signal.race(parts.model.prompt(model_request, run.notify, signal))
         except ContextWindowExceededError:
             if overflow_compacted or not await _compact_after_overflow(run):
                 raise
@@ -244,14 +288,14 @@ async def run_request(
         run.total = run.total + response.usage
         await store.add_usage(response.usage)
         await store.increment_turn()
-        await run.notify("token_consumption", TokenConsumption(response.usage, run.total))
+        await run.notify(TokenConsumption(response.usage, run.total))
         text = reply.text
         if not reply.tool_calls:
             return RequestResult(text, run.added, run.usage, "end_turn")
         await _run_tools(run, reply)
         if any(c.name == POST_TO_INBOX_TOOL_NAME for c in reply.tool_calls):
             run.reminder = await pending_blocking_reminder(store)
-        pending = await glove._events.take(only_if_new=True)
+        pending = await parts.events.take(only_if_new=True)
         if pending:
             await run.save_events(pending, "tool_step")
         signal.throw_if_aborted()
@@ -260,13 +304,13 @@ async def run_request(
 async def _compact_after_overflow(run: _Run) -> bool:
     """The model refused the request as too long: compact once, if compaction is on and there
     is something to compact. Returns whether it did."""
-    config = run.glove._compaction
+    config = run.parts.compaction
     if config is None:
         return False
     logger.warning("the model call exceeded the context window; compacting and retrying once")
     try:
         run.history = await compact(
-            run.glove, config, run.history, signal=run.signal, save=run.save
+            run.parts, config, run.history, signal=run.signal, save=run.save
         )
     except ValueError:
         return False  # nothing to compact: let the original error through
@@ -278,12 +322,12 @@ async def _compact_after_overflow(run: _Run) -> bool:
 
 async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
     """Deferred events, changed history context, and the frozen request context."""
-    glove = run.glove
+    parts = run.parts
     if not is_wake:
-        deferred = await glove._events.take()
+        deferred = await parts.events.take()
         if deferred:
             await run.save_events(deferred, "request")
-    context = glove._context
+    context = parts.context
     if context.has("history"):
         snapshots = await context.resolve("history", run.signal)
         await _report_context(run, "history", snapshots)
@@ -297,7 +341,7 @@ async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
 
 
 async def _build_model_request(run: _Run) -> ModelRequest:
-    glove = run.glove
+    parts = run.parts
     messages = run.history
     request_index: int | None = None
     if run.request_context is not None:
@@ -306,8 +350,8 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     else:
         messages = list(messages)
     saved_count = len(messages)
-    if glove._context.has("iteration"):
-        snapshots = await glove._context.resolve("iteration", run.signal)
+    if parts.context.has("iteration"):
+        snapshots = await parts.context.resolve("iteration", run.signal)
         await _report_context(run, "iteration", snapshots)
         transient = snapshot_message(snapshots)
         if transient is not None:
@@ -315,20 +359,20 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
     messages = place_transient(messages, run.reminder)
     return ModelRequest(
-        system=glove.system_prompt,
-        tools=[t.spec for t in glove._tools.values()],
+        system=parts.system_prompt,
+        tools=[t.spec for t in parts.tools],
         messages=messages,
         saved_count=saved_count,
         request_context_index=request_index,
-        conversation_id=glove.store.identifier,
+        conversation_id=parts.store.identifier,
     )
 
 
 async def _report_context(
     run: _Run, delivery: ContextDelivery, snapshots: list[ContextSnapshot]
 ) -> None:
-    if run.glove._subscribers.members:
-        await run.notify("runtime_context", runtime_context_event(delivery, snapshots))
+    if run.parts.subscribers.members:
+        await run.notify(runtime_context_event(delivery, snapshots))
 
 
 def runtime_context_event(
@@ -358,7 +402,9 @@ async def _run_tools(run: _Run, reply: Message) -> None:
     calls = reply.tool_calls or []
     results: list[ToolResult] = []
     try:
-        results = await execute_tool_calls(run.glove, calls, run.signal, run.disabled)
+        parts = run.parts
+        tools = parts.tool_sources.by_name()
+        results = await execute_tool_calls(parts.runner, tools, calls, run.signal, run.disabled)
     except BaseException as exc:
         # Something outside the tools failed (a cancelled task, a bug): answer every call
         # anyway so the saved history stays valid, then let the failure propagate.

@@ -10,24 +10,62 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
-from glove_core.abort import AbortError
-from glove_core.errors import ToolDefinitionError, ToolNameConflictError
-from glove_core.subscribers import SubagentCompleted, SubagentInvoked, SubscriberSet
+from glove_core.abort import AbortError, AbortSignal
+from glove_core.errors import ToolDefinitionError
+from glove_core.result import RequestResult
+from glove_core.subscribers import (
+    Publish,
+    SubagentCompleted,
+    SubagentInvoked,
+    Subscriber,
+    SubscriberEvent,
+)
 from glove_core.tools import Tool, ToolContext
 from glove_core.types import ToolResultData
 
-if TYPE_CHECKING:
-    from glove_core.glove import Glove
-
-__all__ = ["SUBAGENT_TOOL_NAME", "SubAgentFactory", "SubAgentRegistry", "run_subagent"]
+__all__ = [
+    "SUBAGENT_TOOL_NAME",
+    "ChildAgent",
+    "EventSink",
+    "SubAgentFactory",
+    "SubAgentRegistry",
+    "run_subagent",
+]
 
 SUBAGENT_TOOL_NAME = "glove_invoke_subagent"
 
-SubAgentFactory = Callable[[], "Glove | Awaitable[Glove]"]
+
+class ChildAgent(Protocol):
+    """What a subagent factory returns: a ``Glove``, as the dispatch tool uses it."""
+
+    def build(self) -> object:
+        """Finish setup (``Glove.build``)."""
+        ...
+
+    def add_subscriber(self, subscriber: Subscriber) -> None:
+        """Send every event to ``subscriber``."""
+        ...
+
+    async def process_request(
+        self, request: str, signal: AbortSignal | None = None
+    ) -> RequestResult:
+        """Run the subagent's one request."""
+        ...
+
+
+class EventSink(Protocol):
+    """Where a subagent's events go: the parent ``Glove`` (or anything with ``publish``)."""
+
+    async def publish(self, event: SubscriberEvent) -> None:
+        """Send one event to the parent's subscribers."""
+        ...
+
+
+SubAgentFactory = Callable[[], ChildAgent | Awaitable[ChildAgent]]
 """Builds a fresh child Glove for one call."""
 
 
@@ -50,19 +88,33 @@ class _SubAgent:
 class _Forwarder:
     """Passes a child's events on to the parent's subscribers."""
 
-    def __init__(self, parent: SubscriberSet) -> None:
-        self._parent = parent
+    def __init__(self, publish: Publish) -> None:
+        self._publish = publish
 
-    async def record(self, event_type: str, data: Any) -> None:
-        await self._parent.emit(event_type, data)
+    async def record(self, event: SubscriberEvent) -> None:
+        await self._publish(event)
 
 
 class SubAgentRegistry:
-    """The subagents of one Glove and the dispatch tool that runs them."""
+    """The subagents of one Glove; a tool source offering the dispatch tool once a subagent
+    is defined.
 
-    def __init__(self, glove: Glove) -> None:
-        self._glove = glove
+    Args:
+        parent: where the subagents' events go (the Glove's subscribers).
+    """
+
+    def __init__(self, parent: EventSink) -> None:
+        self._parent = parent
         self._agents: dict[str, _SubAgent] = {}
+        self._tool: Tool | None = None
+
+    @property
+    def defined(self) -> bool:
+        """Whether any subagent is defined (and the dispatch tool offered)."""
+        return bool(self._agents)
+
+    def get_tools(self) -> list[Tool]:
+        return [self._tool] if self._tool is not None else []
 
     def define(self, name: str, description: str, factory: SubAgentFactory) -> None:
         if not name.strip():
@@ -71,13 +123,9 @@ class SubAgentRegistry:
             raise ToolDefinitionError(f"a subagent named {name!r} is already defined")
         if not callable(factory):
             raise ToolDefinitionError(f"subagent {name!r}: factory must be callable")
-        tools = self._glove._tools
-        existing = tools.get(SUBAGENT_TOOL_NAME)
-        if existing is not None and not self._agents:
-            raise ToolNameConflictError(SUBAGENT_TOOL_NAME)
         self._agents[name] = _SubAgent(name, description, factory)
         # The description lists every subagent, so the tool is rebuilt as subagents are added.
-        tools[SUBAGENT_TOOL_NAME] = Tool(
+        self._tool = Tool(
             name=SUBAGENT_TOOL_NAME,
             description=self._description(),
             do=self._dispatch,
@@ -101,7 +149,7 @@ class SubAgentRegistry:
                 message=f"unknown subagent {input.name!r}; available subagents: {names}",
             )
         try:
-            text = await run_subagent(self._glove, agent.name, agent.factory, input.prompt, ctx)
+            text = await run_subagent(self._parent, agent.name, agent.factory, input.prompt, ctx)
         except AbortError:
             raise
         except Exception as exc:
@@ -113,15 +161,22 @@ class SubAgentRegistry:
 
 
 async def run_subagent(
-    parent: Glove, name: str, factory: SubAgentFactory, prompt: str, ctx: ToolContext
+    parent: EventSink, name: str, factory: SubAgentFactory, prompt: str, ctx: ToolContext
 ) -> str:
     """Run a fresh child Glove for one tool call of ``parent`` and return its final text.
 
     The parent's subscribers see ``subagent_invoked``, then the child's own events, then
     ``subagent_completed``, whatever happens. Whatever the child raises propagates.
+
+    Args:
+        parent: the Glove whose tool call this is (its ``publish`` receives the events).
+        name: the subagent's name, as the events report it.
+        factory: builds the child.
+        prompt: the child's request.
+        ctx: the tool call's context (its signal aborts the child).
     """
-    events = parent._subscribers
-    await events.emit("subagent_invoked", SubagentInvoked(name, prompt, ctx.call_id))
+    publish = parent.publish
+    await publish(SubagentInvoked(name, prompt, ctx.call_id))
     status: Literal["success", "error", "aborted"] = "error"
     text = ""
     try:
@@ -129,7 +184,7 @@ async def run_subagent(
         if inspect.isawaitable(child):
             child = await child
         child.build()
-        child.add_subscriber(_Forwarder(events))
+        child.add_subscriber(_Forwarder(publish))
         result = await child.process_request(prompt, signal=ctx.signal)
         text, status = result.text, "success"
         return text
@@ -140,4 +195,4 @@ async def run_subagent(
         text = f"subagent {name!r} failed: {type(exc).__name__}: {exc}"
         raise
     finally:
-        await events.emit("subagent_completed", SubagentCompleted(name, ctx.call_id, text, status))
+        await publish(SubagentCompleted(name, ctx.call_id, text, status))

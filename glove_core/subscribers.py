@@ -1,12 +1,27 @@
 """Subscribers: observers of what an agent does, with one typed payload per event.
 
-A subscriber implements ``async record(event_type, data)``. A subscriber that raises is logged
-and skipped; it never breaks the agent loop.
+A subscriber implements ``async record(event)``. Every event is a frozen dataclass whose
+``kind`` is a literal naming it (``TextDelta.kind == "text_delta"``), so a subscriber picks
+events by type and the checker knows their fields::
+
+    class Printer:
+        async def record(self, event: SubscriberEvent) -> None:
+            match event:
+                case TextDelta(text=text):
+                    print(text, end="")
+                case ToolUseResult(name=name, result=result):
+                    print(f"\n{name}: {result.status}")
+
+The core's events are listed in ``EventPayload``; other packages define their own (glove_mcp's
+``McpServerActivated`` …) and publish them with ``Glove.publish``: the core never needs to know
+them. A subscriber that raises is logged and skipped; it never breaks the agent loop.
 """
 
 from __future__ import annotations
 
+import inspect
 import logging
+import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -27,10 +42,12 @@ __all__ = [
     "ModelResponseCompleteEvent",
     "ModelResponseEvent",
     "Notify",
+    "Publish",
     "RuntimeContextEvent",
     "SubagentCompleted",
     "SubagentInvoked",
     "Subscriber",
+    "SubscriberEvent",
     "SubscriberSet",
     "TextDelta",
     "TokenConsumption",
@@ -57,16 +74,15 @@ EventType = Literal[
     "event_injected",
     "event_dropped",
     "event_wake_failed",
-    "mcp_server_failed",
-    "mcp_server_activated",
-    "mcp_server_deactivated",
 ]
+"""The ``kind`` of every glove_core event (one per type in ``EventPayload``)."""
 
 
 @dataclass(frozen=True)
 class TextDelta:
     """A piece of reply text as it streams in."""
 
+    kind: Literal["text_delta"] = field(default="text_delta", init=False)
     text: str
 
 
@@ -74,6 +90,7 @@ class TextDelta:
 class ToolUse:
     """The model asked for a tool call (emitted once the call is complete)."""
 
+    kind: Literal["tool_use"] = field(default="tool_use", init=False)
     id: str
     name: str
     input: dict[str, Any]
@@ -83,6 +100,7 @@ class ToolUse:
 class ModelResponseEvent:
     """A whole reply from a non-streaming model call."""
 
+    kind: Literal["model_response"] = field(default="model_response", init=False)
     text: str
     tool_calls: list[ToolCall]
     usage: Usage
@@ -90,14 +108,22 @@ class ModelResponseEvent:
 
 
 @dataclass(frozen=True)
-class ModelResponseCompleteEvent(ModelResponseEvent):
-    """A streamed reply has finished; carries the assembled reply."""
+class ModelResponseCompleteEvent:
+    """A streamed reply has finished; carries the assembled reply (the fields of
+    ``ModelResponseEvent``)."""
+
+    kind: Literal["model_response_complete"] = field(default="model_response_complete", init=False)
+    text: str
+    tool_calls: list[ToolCall]
+    usage: Usage
+    stop_reason: str | None = None
 
 
 @dataclass(frozen=True)
 class ToolUseResult:
     """A tool call finished (successfully, with an error, or aborted)."""
 
+    kind: Literal["tool_use_result"] = field(default="tool_use_result", init=False)
     call_id: str
     name: str
     input: dict[str, Any]
@@ -108,6 +134,7 @@ class ToolUseResult:
 class TokenConsumption:
     """Tokens used by one model call, and the conversation's running total."""
 
+    kind: Literal["token_consumption"] = field(default="token_consumption", init=False)
     usage: Usage
     total: Usage
 
@@ -116,6 +143,7 @@ class TokenConsumption:
 class CompactionStart:
     """The conversation is being summarised."""
 
+    kind: Literal["compaction_start"] = field(default="compaction_start", init=False)
     estimated_tokens: int
 
 
@@ -123,6 +151,7 @@ class CompactionStart:
 class CompactionEnd:
     """The summary was saved; ``fallback`` is True when a deterministic digest replaced it."""
 
+    kind: Literal["compaction_end"] = field(default="compaction_end", init=False)
     summary: str
     fallback: bool = False
 
@@ -131,6 +160,7 @@ class CompactionEnd:
 class SubagentInvoked:
     """A subagent started; its own events follow until SubagentCompleted."""
 
+    kind: Literal["subagent_invoked"] = field(default="subagent_invoked", init=False)
     name: str
     prompt: str
     call_id: str
@@ -140,6 +170,7 @@ class SubagentInvoked:
 class SubagentCompleted:
     """A subagent finished; ``status`` tells how."""
 
+    kind: Literal["subagent_completed"] = field(default="subagent_completed", init=False)
     name: str
     call_id: str
     text: str
@@ -154,12 +185,13 @@ CacheCollapseKind = Literal["ttl_expired", "compacted", "unexpected"]
 class CacheCollapse:
     """A model call read back far less of the prompt cache than the conversation had built.
 
-    ``kind`` says why: ``ttl_expired`` (idle longer than the cache TTL), ``compacted`` (a
+    ``cause`` says why: ``ttl_expired`` (idle longer than the cache TTL), ``compacted`` (a
     compaction rewrote history since the last call) or ``unexpected`` (the cached prefix
     moved: a bug to fix — ``detail`` names what changed when the adapter can tell).
     """
 
-    kind: CacheCollapseKind
+    kind: Literal["cache_collapse"] = field(default="cache_collapse", init=False)
+    cause: CacheCollapseKind
     model: str
     established_tokens: int
     """Prefix tokens the previous call had read or written (what this call should read)."""
@@ -179,6 +211,7 @@ class CacheCollapse:
 class RuntimeContextEvent:
     """Runtime context was resolved for ``delivery`` (media replaced by placeholders)."""
 
+    kind: Literal["runtime_context"] = field(default="runtime_context", init=False)
     delivery: Literal["iteration", "request", "history", "all"]
     snapshots: list[tuple[str, str]]
     """``(provider name, rendered text)`` pairs, in registration order; empty values omitted."""
@@ -188,9 +221,11 @@ class RuntimeContextEvent:
 class EventReceived:
     """``emit_event`` took an event, and what it did with it."""
 
+    kind: Literal["event_received"] = field(default="event_received", init=False)
     id: str
     source: str
-    kind: str
+    event_kind: str
+    """The outside event's own kind, as given to ``emit_event`` (e.g. ``"build.finished"``)."""
     disposition: Literal["queued", "woke", "deferred", "dropped", "duplicate"]
 
 
@@ -199,6 +234,7 @@ class EventInjected:
     """Events were saved into the conversation: after a tool step, before a request's
     message, or as the message of a wake-up turn."""
 
+    kind: Literal["event_injected"] = field(default="event_injected", init=False)
     ids: list[str]
     where: Literal["tool_step", "request", "wake"]
 
@@ -207,6 +243,7 @@ class EventInjected:
 class EventDropped:
     """An event was dropped without reaching the model."""
 
+    kind: Literal["event_dropped"] = field(default="event_dropped", init=False)
     id: str
     reason: Literal["expired"]
 
@@ -216,6 +253,7 @@ class EventWakeFailed:
     """A wake-up turn failed. Its events are not lost: they were saved as the turn's message
     (or stay queued if the turn failed before that), so the next turn sees them."""
 
+    kind: Literal["event_wake_failed"] = field(default="event_wake_failed", init=False)
     ids: list[str]
     error: str
 
@@ -224,6 +262,7 @@ EventPayload = (
     TextDelta
     | ToolUse
     | ModelResponseEvent
+    | ModelResponseCompleteEvent
     | ToolUseResult
     | TokenConsumption
     | CompactionStart
@@ -237,43 +276,114 @@ EventPayload = (
     | EventDropped
     | EventWakeFailed
 )
-"""Any glove_core event payload. glove_mcp sends its own payloads (``McpServerFailed``,
-``McpServerActivated``, ``McpServerDeactivated``) under the ``mcp_server_*`` names."""
+"""Every event glove_core sends. Other packages send their own event types as well (glove_mcp's
+``McpServerFailed``, ``McpServerActivated``, ``McpServerDeactivated``), so a subscriber takes
+any ``SubscriberEvent`` and ignores the kinds it does not know."""
+
+
+class SubscriberEvent(Protocol):
+    """What every subscriber event has: a ``kind`` naming it. Each event type is a frozen
+    dataclass whose ``kind`` is a ``Literal``; match on the type to read its fields."""
+
+    @property
+    def kind(self) -> str:
+        """The event's name, e.g. ``"text_delta"``; unique per event type."""
+        ...
 
 
 @runtime_checkable
 class Subscriber(Protocol):
-    """Receives every event of the Glove it is added to."""
+    """Receives every event of the Glove it is added to.
 
-    async def record(self, event_type: str, data: Any) -> None:
-        """Handle one event. ``data`` is the payload dataclass that belongs to ``event_type``."""
+    Example:
+        >>> class Tokens:
+        ...     async def record(self, event: SubscriberEvent) -> None:
+        ...         if isinstance(event, TokenConsumption):
+        ...             print(event.total.input_tokens)
+    """
+
+    async def record(self, event: SubscriberEvent) -> None:
+        """Handle one event: a glove_core ``EventPayload`` or another package's event type."""
         ...
 
 
-Notify = Callable[[EventType, EventPayload], Awaitable[None]]
-"""How a model adapter reports streaming events to the loop."""
+Notify = Callable[[EventPayload], Awaitable[None]]
+"""How a model adapter reports streaming events to the loop: ``await notify(TextDelta(...))``."""
+
+Publish = Callable[[SubscriberEvent], Awaitable[None]]
+"""Sends one event to a Glove's subscribers (``Glove.publish``)."""
 
 
-@dataclass
+class _TwoArgumentSubscriber:
+    """Adapts a subscriber written for ``record(event_type, data)`` (before events were typed)."""
+
+    def __init__(self, wrapped: Any) -> None:
+        self.wrapped = wrapped
+
+    async def record(self, event: SubscriberEvent) -> None:
+        await self.wrapped.record(event.kind, event)
+
+    def __repr__(self) -> str:
+        return repr(self.wrapped)
+
+
+def _takes_event_type(subscriber: Subscriber) -> bool:
+    try:
+        parameters = inspect.signature(subscriber.record).parameters.values()
+    except (AttributeError, TypeError, ValueError):
+        return False
+    positional = [
+        p
+        for p in parameters
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty
+    ]
+    return len(positional) >= 2
+
+
 class SubscriberSet:
     """The subscribers of one Glove, with error isolation."""
 
-    members: list[Subscriber] = field(default_factory=list)
+    def __init__(self) -> None:
+        self._members: list[Subscriber] = []
+
+    @property
+    def members(self) -> list[Subscriber]:
+        """The subscribers, in the order they were added (as they were given)."""
+        return [m.wrapped if isinstance(m, _TwoArgumentSubscriber) else m for m in self._members]
 
     def add(self, subscriber: Subscriber) -> None:
-        if subscriber not in self.members:
-            self.members.append(subscriber)
+        """Add ``subscriber`` unless it is already there.
+
+        A subscriber whose ``record`` still takes ``(event_type, data)`` keeps working, with a
+        ``DeprecationWarning``: it receives ``(event.kind, event)``.
+        """
+        if subscriber in self.members:
+            return
+        if _takes_event_type(subscriber):
+            warnings.warn(
+                f"{subscriber!r}: record(event_type, data) is deprecated; subscribers now "
+                "take one typed event, record(event), whose .kind is the old event_type",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+            self._members.append(_TwoArgumentSubscriber(subscriber))
+        else:
+            self._members.append(subscriber)
 
     def remove(self, subscriber: Subscriber) -> None:
-        if subscriber in self.members:
-            self.members.remove(subscriber)
+        """Remove ``subscriber``; one that is not there is ignored."""
+        for member in list(self._members):
+            given = member.wrapped if isinstance(member, _TwoArgumentSubscriber) else member
+            if given is subscriber or given == subscriber:
+                self._members.remove(member)
+                return
 
-    async def emit(self, event_type: str, data: Any) -> None:
-        """Deliver an event to every subscriber; one that raises is logged and skipped."""
-        for subscriber in list(self.members):
+    async def publish(self, event: SubscriberEvent) -> None:
+        """Deliver ``event`` to every subscriber; one that raises is logged and skipped."""
+        for subscriber in list(self._members):
             try:
-                await subscriber.record(event_type, data)
+                await subscriber.record(event)
             except Exception:
                 logger.exception(
-                    "subscriber %r raised on %r; the agent continues", subscriber, event_type
+                    "subscriber %r raised on %r; the agent continues", subscriber, event.kind
                 )

@@ -13,24 +13,30 @@ import copy
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_type_hints, overload
+from datetime import datetime
+from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
 from glove_core.abort import AbortSignal
+from glove_core.context_items import ContextItem
 from glove_core.display import DisplayManager
 from glove_core.errors import ToolDefinitionError
-from glove_core.types import ToolResultData
-
-if TYPE_CHECKING:
-    from glove_core.glove import Glove
+from glove_core.event_queue import WhenIdle
+from glove_core.events import EventDisposition
+from glove_core.result import RequestResult
+from glove_core.stores.base import StoreAdapter
+from glove_core.subscribers import Subscriber, SubscriberEvent
+from glove_core.types import ContentPart, ToolResultData
 
 __all__ = [
+    "AgentHandle",
     "Tool",
     "ToolContext",
     "ToolInputError",
+    "ToolSource",
     "ToolSpec",
     "parse_docstring",
     "tool",
@@ -40,12 +46,109 @@ __all__ = [
 _NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
+@runtime_checkable
+class ToolSource(Protocol):
+    """Offers tools to a Glove (``Glove.add_tool_source``). The loop asks every source before
+    each model call, so what a source offers may change between calls; the tool list is the
+    start of the cached prompt prefix, so a source should keep its order stable and only
+    append (see ``Glove.switch_tools`` for taking a tool away without changing the list)."""
+
+    def get_tools(self) -> Sequence[Tool]:
+        """The tools offered now, in a stable order. Called before every model call and
+        every tool step: keep it cheap and free of I/O."""
+        ...
+
+
+class AgentHandle(Protocol):
+    """The agent a tool runs in, as the tool sees it (``ctx.glove``).
+
+    At run time it is the ``Glove`` itself; this protocol names what a running tool may rely
+    on, so that tools, and this module, do not depend on ``glove.py``. Setup-time methods
+    (``build``, ``define_sub_agent``, ``add_turn_preparer``, ``set_model``,
+    ``add_context_provider``) are left out; a tool that needs them can
+    ``cast(Glove, ctx.glove)``.
+    """
+
+    @property
+    def store(self) -> StoreAdapter:
+        """The conversation store."""
+        ...
+
+    @property
+    def display_manager(self) -> DisplayManager:
+        """The display stack tools push to."""
+        ...
+
+    @property
+    def server_mode(self) -> bool:
+        """True when the agent runs headless."""
+        ...
+
+    @property
+    def tools(self) -> list[Tool]:
+        """Every tool offered to the model now."""
+        ...
+
+    def fold(self, tool: Tool) -> AgentHandle:
+        """Add a tool (``Glove.fold``)."""
+        ...
+
+    def unfold(self, name: str) -> Tool:
+        """Remove a folded tool (``Glove.unfold``)."""
+        ...
+
+    def switch_tools(self, *, disable: Sequence[str] = (), enable: Sequence[str] = ()) -> None:
+        """Switch tools off or on from the next model call (``Glove.switch_tools``)."""
+        ...
+
+    async def switched_off_tools(self) -> set[str]:
+        """The tools switched off now (``Glove.switched_off_tools``)."""
+        ...
+
+    async def add_context(self, items: Sequence[ContextItem], key: str | None = None) -> int:
+        """Queue context items (``Glove.add_context``)."""
+        ...
+
+    async def emit_event(
+        self,
+        *,
+        id: str,
+        source: str,
+        kind: str,
+        content: str | list[ContentPart],
+        when_idle: WhenIdle = "auto",
+        expires_at: datetime | None = None,
+    ) -> EventDisposition:
+        """Hand the agent an outside event (``Glove.emit_event``)."""
+        ...
+
+    async def publish(self, event: SubscriberEvent) -> None:
+        """Send an event to the subscribers (``Glove.publish``)."""
+        ...
+
+    def add_subscriber(self, subscriber: Subscriber) -> None:
+        """Send every event to ``subscriber`` (``Glove.add_subscriber``)."""
+        ...
+
+    def remove_subscriber(self, subscriber: Subscriber) -> None:
+        """Stop sending events to ``subscriber`` (``Glove.remove_subscriber``)."""
+        ...
+
+    async def process_request(
+        self, request: str | Sequence[ContentPart], signal: AbortSignal | None = None
+    ) -> RequestResult:
+        """Run a request (``Glove.process_request``; from a tool of the same agent it raises
+        ``ReentrantRequestError``)."""
+        ...
+
+
 @dataclass(frozen=True)
 class ToolContext:
     """What a running tool can reach besides its input."""
 
     display: DisplayManager
-    glove: Glove
+    glove: AgentHandle
+    """The agent running the tool: the ``Glove`` itself (typed by what a tool may use)."""
     signal: AbortSignal
     call_id: str
 

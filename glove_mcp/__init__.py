@@ -34,11 +34,12 @@ from glove_mcp.errors import McpSessionExpiredError as McpSessionExpiredError
 from glove_mcp.errors import McpStateError as McpStateError
 from glove_mcp.errors import McpTimeoutError as McpTimeoutError
 from glove_mcp.errors import McpUnknownServerError as McpUnknownServerError
+from glove_mcp.events import McpEvent as McpEvent
+from glove_mcp.events import McpServerActivated as McpServerActivated
+from glove_mcp.events import McpServerDeactivated as McpServerDeactivated
+from glove_mcp.events import McpServerFailed as McpServerFailed
 from glove_mcp.mount import AmbiguityPolicy as AmbiguityPolicy
 from glove_mcp.mount import McpMount as McpMount
-from glove_mcp.mount import McpServerActivated as McpServerActivated
-from glove_mcp.mount import McpServerDeactivated as McpServerDeactivated
-from glove_mcp.mount import McpServerFailed as McpServerFailed
 from glove_mcp.mount import MountState as MountState
 from glove_mcp.mount import WrapTool as WrapTool
 from glove_mcp.mount import mount_mcp as mount_mcp
@@ -57,6 +58,7 @@ __all__ = [
     "McpCatalogueEntry",
     "McpClientPool",
     "McpConnectionError",
+    "McpEvent",
     "McpInsufficientScopeError",
     "McpMount",
     "McpProtocolError",

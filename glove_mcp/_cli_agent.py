@@ -4,33 +4,28 @@ or as a headless server."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
-import signal
 import socket
 import sys
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from glove_core import (
-    AbortController,
-    AbortError,
     Glove,
-    GloveError,
     ModelAdapter,
     ScriptedModel,
     SqliteStore,
 )
 from glove_mcp._cli_config import CliError, data_dir, load_catalogue, open_token_store
-from glove_mcp._console import ConsolePrinter
+from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource
 
-__all__ = ["chat", "chat_loop", "demo", "load_script", "serve"]
+__all__ = ["chat", "demo", "load_script", "serve"]
 
 CHAT_PROMPT = (
     "You are a helpful assistant with access to the user's tools through MCP servers. When you "
@@ -84,57 +79,6 @@ def _model(args: argparse.Namespace) -> ModelAdapter:
 
 
 # -- chat ------------------------------------------------------------------------------------
-
-
-async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
-    """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
-
-    Ctrl-C aborts the request in progress; the conversation so far is kept.
-    """
-    loop = asyncio.get_running_loop()
-    current: list[AbortController] = []
-
-    def interrupt() -> None:
-        if current:
-            current[0].abort("interrupted with Ctrl-C")
-        else:
-            out.write("\n(Ctrl-C: type /quit to leave)\n")
-            out.flush()
-
-    installed = True
-    try:
-        loop.add_signal_handler(signal.SIGINT, interrupt)
-    except (NotImplementedError, RuntimeError):
-        installed = False  # not the main thread, or a platform without signal handlers
-    try:
-        while True:
-            out.write("you> ")
-            out.flush()
-            line = await asyncio.to_thread(sys.stdin.readline)
-            if not line:
-                out.write("\n")
-                return
-            text = line.strip()
-            if not text:
-                continue
-            if text in ("/quit", "/exit"):
-                return
-            controller = AbortController()
-            current[:] = [controller]
-            try:
-                await glove.process_request(text, signal=controller.signal)
-            except AbortError:
-                printer.end_turn()
-                out.write("(aborted; the conversation is kept)\n")
-            except GloveError as exc:
-                printer.end_turn()
-                out.write(f"error: {exc}\n")
-            finally:
-                current.clear()
-            printer.end_turn()
-    finally:
-        if installed:
-            loop.remove_signal_handler(signal.SIGINT)
 
 
 async def chat(args: argparse.Namespace) -> int:

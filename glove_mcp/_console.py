@@ -1,19 +1,25 @@
-"""Terminal output for the ``glove-mcp`` command: streamed text, tool calls and results."""
+"""The terminal side of the ``glove-mcp`` command: streamed text, tool calls and results, and
+the chat loop that reads the user's lines."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import signal
+import sys
 from typing import Any, TextIO
 
+from glove_core import AbortController, AbortError, Glove, GloveError
 from glove_core.subscribers import (
     SubagentCompleted,
     SubagentInvoked,
+    SubscriberEvent,
     TextDelta,
     ToolUse,
     ToolUseResult,
 )
 
-__all__ = ["ConsolePrinter", "shorten"]
+__all__ = ["ConsolePrinter", "chat_loop", "shorten"]
 
 
 def shorten(value: Any, limit: int = 160) -> str:
@@ -49,27 +55,78 @@ class ConsolePrinter:
             self._mid_line = False
             self._out.flush()
 
-    async def record(self, event_type: str, data: Any) -> None:
-        if isinstance(data, TextDelta):
+    async def record(self, event: SubscriberEvent) -> None:
+        if isinstance(event, TextDelta):
             if not self._mid_line:
                 prefix = "  " * self._depth + ("subagent: " if self._depth else "agent: ")
                 self._out.write(self._paint(prefix, "1"))
                 self._mid_line = True
-            self._out.write(data.text)
+            self._out.write(event.text)
             self._out.flush()
-        elif isinstance(data, ToolUse):
-            self._line(self._paint(f"→ {data.name}({shorten(data.input, 100)})", "36"))
-        elif isinstance(data, ToolUseResult):
-            result = data.result
+        elif isinstance(event, ToolUse):
+            self._line(self._paint(f"→ {event.name}({shorten(event.input, 100)})", "36"))
+        elif isinstance(event, ToolUseResult):
+            result = event.result
             if result.status == "success":
-                self._line(self._paint(f"← {data.name}: {shorten(result.data)}", "32"))
+                self._line(self._paint(f"← {event.name}: {shorten(result.data)}", "32"))
             else:
                 detail = result.message or shorten(result.data)
-                self._line(self._paint(f"← {data.name} [{result.status}]: {detail}", "31"))
-        elif isinstance(data, SubagentInvoked):
-            self._line(self._paint(f"┌ {data.name}: {shorten(data.prompt, 100)}", "35"))
+                self._line(self._paint(f"← {event.name} [{result.status}]: {detail}", "31"))
+        elif isinstance(event, SubagentInvoked):
+            self._line(self._paint(f"┌ {event.name}: {shorten(event.prompt, 100)}", "35"))
             self._depth += 1
-        elif isinstance(data, SubagentCompleted):
+        elif isinstance(event, SubagentCompleted):
             self.end_turn()
             self._depth = max(0, self._depth - 1)
-            self._line(self._paint(f"└ {data.name} finished ({data.status})", "35"))
+            self._line(self._paint(f"└ {event.name} finished ({event.status})", "35"))
+
+
+async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
+    """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
+
+    Ctrl-C aborts the request in progress; the conversation so far is kept.
+    """
+    loop = asyncio.get_running_loop()
+    current: list[AbortController] = []
+
+    def interrupt() -> None:
+        if current:
+            current[0].abort("interrupted with Ctrl-C")
+        else:
+            out.write("\n(Ctrl-C: type /quit to leave)\n")
+            out.flush()
+
+    installed = True
+    try:
+        loop.add_signal_handler(signal.SIGINT, interrupt)
+    except (NotImplementedError, RuntimeError):
+        installed = False  # not the main thread, or a platform without signal handlers
+    try:
+        while True:
+            out.write("you> ")
+            out.flush()
+            line = await asyncio.to_thread(sys.stdin.readline)
+            if not line:
+                out.write("\n")
+                return
+            text = line.strip()
+            if not text:
+                continue
+            if text in ("/quit", "/exit"):
+                return
+            controller = AbortController()
+            current[:] = [controller]
+            try:
+                await glove.process_request(text, signal=controller.signal)
+            except AbortError:
+                printer.end_turn()
+                out.write("(aborted; the conversation is kept)\n")
+            except GloveError as exc:
+                printer.end_turn()
+                out.write(f"error: {exc}\n")
+            finally:
+                current.clear()
+            printer.end_turn()
+    finally:
+        if installed:
+            loop.remove_signal_handler(signal.SIGINT)

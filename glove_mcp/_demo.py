@@ -28,7 +28,7 @@ from glove_core import (
     ToolCall,
 )
 from glove_core.models.scripted import ScriptItem
-from glove_mcp._console import ConsolePrinter
+from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp.adapter import MemoryMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.discovery import FIND_CAPABILITY
@@ -201,8 +201,6 @@ async def run_demo(out: TextIO, *, api_key: str | None, interactive: bool) -> in
         printer.end_turn()
         say(f"\n• active servers now: {', '.join(mount.loaded) or 'none'}")
         if api_key and interactive:
-            from glove_mcp._cli_agent import chat_loop
-
             await chat_loop(glove, printer, out)
     say("• demo finished: servers stopped.")
     return 0

@@ -1,11 +1,12 @@
 """mount_mcp: the servers of a conversation become tools of a Glove.
 
-``mount_mcp`` reloads every server the adapter reports active, in parallel, and folds their
-bridged tools. It fails open: a server that cannot be reached is logged and reported to the
-Glove's subscribers (``mcp_server_failed``), and the others still mount. ``McpMount.activate``
-and ``deactivate`` add or remove one server while the agent runs, all or nothing: a failed
-activation leaves no tool folded and no connection open, and ``deactivate`` really unloads (the
-server's tools are unfolded and its connection closed).
+A mount is a tool source of its Glove (``Glove.add_tool_source``): the loop asks it for the
+bridged tools before every model call. ``mount_mcp`` reloads every server the adapter reports
+active, in parallel. It fails open: a server that cannot be reached is logged and reported to
+the Glove's subscribers (``McpServerFailed``), and the others still mount.
+``McpMount.activate`` and ``deactivate`` add or remove one server while the agent runs, all or
+nothing: a failed activation offers no tool and leaves no connection open, and ``deactivate``
+really unloads (the server's tools are switched off and its connection closed).
 
 ``mount_mcp`` also folds the discovery tool (``find_capability``, ``glove_mcp.discovery``), which
 activates servers through ``McpMount.activate``; ``ambiguity_policy``, ``subagent_model`` and
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
-from glove_core import Glove, ModelAdapter, Tool
+from glove_core import Glove, ModelAdapter, Tool, ToolNameConflictError
 from glove_mcp._http import borrow_pool, return_pool
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
@@ -35,6 +36,7 @@ from glove_mcp.errors import (
     McpStateError,
     McpUnknownServerError,
 )
+from glove_mcp.events import McpEvent, McpServerActivated, McpServerDeactivated, McpServerFailed
 
 __all__ = [
     "AmbiguityPolicy",
@@ -53,38 +55,7 @@ AmbiguityPolicy = Literal["interactive", "auto-pick-best", "defer-to-main"]
 """How discovery picks among several matching servers."""
 
 WrapTool = Callable[[Tool, McpCatalogueEntry], Tool]
-"""``wrap_tool(tool, entry) -> Tool``: adjust each bridged tool before it is folded."""
-
-
-@dataclass(frozen=True)
-class McpServerFailed:
-    """Subscriber event ``mcp_server_failed``: a server could not be loaded.
-
-    Attributes:
-        server: the catalogue id.
-        phase: ``"reload"`` (at mount) or ``"activate"``.
-        error: the error message (never contains credentials).
-    """
-
-    server: str
-    phase: Literal["reload", "activate"]
-    error: str
-
-
-@dataclass(frozen=True)
-class McpServerActivated:
-    """Subscriber event ``mcp_server_activated``: a server's tools were folded."""
-
-    server: str
-    tools: tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class McpServerDeactivated:
-    """Subscriber event ``mcp_server_deactivated``: a server's tools were unfolded."""
-
-    server: str
-    tools: tuple[str, ...]
+"""``wrap_tool(tool, entry) -> Tool``: adjust each bridged tool before it is offered."""
 
 
 class MountState(Enum):
@@ -102,13 +73,14 @@ class _Loaded:
 
 
 class McpMount:
-    """The MCP servers mounted on one Glove. Create it with ``mount_mcp``.
+    """The MCP servers mounted on one Glove, and a tool source of it. Create it with
+    ``mount_mcp``.
 
     Closing it (``aclose()`` or ``async with``) closes every connection and the shared HTTP
-    client it created; the folded tools stay but fail with an error result.
+    client it created; the tools stay offered but fail with an error result.
 
     Attributes:
-        glove: the agent the tools are folded into.
+        glove: the agent whose tool source this mount is.
         adapter: the conversation's adapter.
         entries: the catalogue, by id.
         ambiguity_policy, subagent_model, subagent_system_prompt: settings of the discovery
@@ -146,10 +118,14 @@ class McpMount:
         self._own_pool = pool is None
         self.pool = pool if pool is not None else borrow_pool()
         self._loaded: dict[str, _Loaded] = {}
-        # Deactivated servers: their tools stay folded but switched off (name -> real name).
+        # Every bridged tool offered, in the order first loaded: a server switched off keeps
+        # its tools here (switched off in the conversation), so the tool list never shrinks.
+        self._tools: dict[str, Tool] = {}
+        # Deactivated servers: their tools stay offered but switched off (name -> real name).
         self._dormant: dict[str, dict[str, str]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
         self._state = MountState.OPEN
+        glove.add_tool_source(self)
 
     @property
     def state(self) -> MountState:
@@ -158,11 +134,16 @@ class McpMount:
 
     @property
     def loaded(self) -> list[str]:
-        """Ids whose tools are folded right now."""
+        """Ids whose tools are loaded (offered and switched on) right now."""
         return list(self._loaded)
 
+    def get_tools(self) -> list[Tool]:
+        """The bridged tools this mount offers its Glove (``ToolSource``): those of the loaded
+        servers and, switched off, those of servers deactivated earlier."""
+        return list(self._tools.values())
+
     def tool_names(self, id: str) -> dict[str, str]:
-        """The folded tools of server ``id``: bridged name → the server's real tool name."""
+        """The loaded tools of server ``id``: bridged name → the server's real tool name."""
         loaded = self._loaded.get(id)
         return dict(loaded.tools) if loaded else {}
 
@@ -178,13 +159,22 @@ class McpMount:
     def _lock(self, id: str) -> asyncio.Lock:
         return self._locks.setdefault(id, asyncio.Lock())
 
-    async def _emit(self, event: str, payload: object) -> None:
-        await self.glove._subscribers.emit(event, payload)
+    async def _emit(self, event: McpEvent) -> None:
+        await self.glove.publish(event)
+
+    def _unload_tools(self, loaded: _Loaded) -> None:
+        """Take back the tools ``_load`` offered (all or nothing: an activation that failed)."""
+        for name in loaded.tools:
+            previous = loaded.replaced.get(name)
+            if previous is not None:
+                self._tools[name] = previous
+            else:
+                self._tools.pop(name, None)
 
     # -- loading ------------------------------------------------------------------------------
 
     async def _load(self, entry: McpCatalogueEntry) -> _Loaded:
-        """Connect, list, bridge and fold one server; on any failure nothing stays."""
+        """Connect, list, bridge and offer one server's tools; on any failure nothing stays."""
         conn = McpServerConnection(
             entry.id,
             entry.url,
@@ -197,8 +187,6 @@ class McpMount:
             pool=self.pool,
             protocol=entry.protocol,
         )
-        folded: list[str] = []
-        replaced: dict[str, Tool] = {}
         try:
             await conn.connect()
             listed = await conn.list_tools()
@@ -215,21 +203,18 @@ class McpMount:
                     entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
                 )
             self._check_open()
-            # A server switched off earlier left its tools folded (so the tool list, and the
-            # prompt cache, stayed put): the new bridges take their place under the same names.
+            # A server switched off earlier left its tools offered (so the tool list, and the
+            # prompt cache, stayed put): the new bridges take their places under the same names.
             dormant = self._dormant.get(entry.id, {})
+            taken = {t.name for t in self.glove.tools if t.name not in dormant}
+            for name in names:
+                if name in taken:
+                    raise ToolNameConflictError(name)
+            replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
             for tool, _ in bridged:
-                previous = self.glove.unfold(tool.name) if tool.name in dormant else None
-                if previous is not None:
-                    replaced[tool.name] = previous
-                self.glove.fold(tool)
-                folded.append(tool.name)
+                self._tools[tool.name] = tool
             return _Loaded(conn, {t.name: real for t, real in bridged}, replaced)
         except BaseException:
-            for name in folded:
-                self.glove.unfold(name)
-            for previous in replaced.values():
-                self.glove.fold(previous)
             await conn.close()
             raise
 
@@ -247,11 +232,9 @@ class McpMount:
                     self.adapter.identifier,
                     exc,
                 )
-                await self._emit("mcp_server_failed", McpServerFailed(id, "reload", str(exc)))
+                await self._emit(McpServerFailed(id, "reload", str(exc)))
                 return
-        await self._emit(
-            "mcp_server_activated", McpServerActivated(id, tuple(self._loaded[id].tools))
-        )
+        await self._emit(McpServerActivated(id, tuple(self._loaded[id].tools)))
 
     async def reload(self) -> list[str]:
         """Load every active server of the adapter that is in the catalogue, in parallel,
@@ -284,12 +267,13 @@ class McpMount:
         """Load server ``id`` now and mark it active in the adapter, all or nothing.
 
         Returns:
-            The bridged tool names now folded for it (unchanged if it was already loaded).
+            The bridged tool names now offered for it (unchanged if it was already loaded).
 
         Raises:
             McpUnknownServerError: ``id`` is not in the catalogue.
-            McpActivationError: connecting, listing, folding or the adapter failed; nothing
-                stayed folded and the connection is closed. ``__cause__`` holds the reason.
+            McpActivationError: connecting, listing, a tool name taken by another tool, or the
+                adapter failed; no tool stayed offered and the connection is closed.
+                ``__cause__`` holds the reason.
             McpStateError: the mount is closed.
         """
         self._check_open()
@@ -302,17 +286,14 @@ class McpMount:
             try:
                 loaded = await self._load(entry)
             except Exception as exc:
-                await self._emit("mcp_server_failed", McpServerFailed(id, "activate", str(exc)))
+                await self._emit(McpServerFailed(id, "activate", str(exc)))
                 if isinstance(exc, McpActivationError):
                     raise
                 raise McpActivationError(id, str(exc)) from exc
             try:
                 await self.adapter.activate(id)
             except BaseException as exc:
-                for name in loaded.tools:
-                    self.glove.unfold(name)
-                for previous in loaded.replaced.values():
-                    self.glove.fold(previous)
+                self._unload_tools(loaded)
                 await loaded.connection.close()
                 if not isinstance(exc, Exception):
                     raise
@@ -321,11 +302,11 @@ class McpMount:
             self._dormant.pop(id, None)
             # Switched off earlier (in this process, or in the saved history of a conversation
             # that was restarted): switch them back on from the next model call.
-            off = await self.glove._switched_off_tools()
+            off = await self.glove.switched_off_tools()
             back_on = [name for name in loaded.tools if name in off]
             if back_on:
-                self.glove._switch_tools(enable=back_on)
-        await self._emit("mcp_server_activated", McpServerActivated(id, tuple(loaded.tools)))
+                self.glove.switch_tools(enable=back_on)
+        await self._emit(McpServerActivated(id, tuple(loaded.tools)))
         return list(loaded.tools)
 
     async def deactivate(self, id: str) -> list[str]:
@@ -342,20 +323,20 @@ class McpMount:
             loaded = self._loaded.pop(id, None)
             switched: list[str] = []
             if loaded is not None:
-                switched = [name for name in loaded.tools if name in self.glove._tools]
+                switched = [name for name in loaded.tools if name in self._tools]
                 if switched:
-                    self.glove._switch_tools(disable=switched)
+                    self.glove.switch_tools(disable=switched)
                 self._dormant.setdefault(id, {}).update(loaded.tools)
                 await loaded.connection.close()
             await self.adapter.deactivate(id)
-        await self._emit("mcp_server_deactivated", McpServerDeactivated(id, tuple(switched)))
+        await self._emit(McpServerDeactivated(id, tuple(switched)))
         return switched
 
     # -- closing ------------------------------------------------------------------------------
 
     async def aclose(self) -> None:
         """Close every connection (in parallel) and the HTTP client the mount created.
-        Idempotent; the folded tools stay and report the closed connection if called."""
+        Idempotent; the tools stay offered and report the closed connection if called."""
         if self._state is MountState.CLOSED:
             return
         self._state = MountState.CLOSED
@@ -397,8 +378,9 @@ async def mount_mcp(
     pool: McpClientPool | None = None,
     discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
 ) -> McpMount:
-    """Mount a conversation's MCP servers on ``glove``: reload the active ones in parallel and
-    fold their bridged tools. Call it before or after ``glove.build()``.
+    """Mount a conversation's MCP servers on ``glove``: the mount becomes a tool source of the
+    Glove, reloads the active servers in parallel and offers their bridged tools. Call it
+    before or after ``glove.build()``.
 
     Args:
         glove: the agent.
@@ -410,7 +392,8 @@ async def mount_mcp(
         subagent_system_prompt: replaces the discovery subagent's prompt.
         client_info: how the client introduces itself to servers.
         filter_tools: ``(server_id, tool) -> bool``; False hides a tool.
-        wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before folding.
+        wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before it is
+            offered.
         pool: the HTTP client holder to send through; by default the pool every connection
             and mount of the event loop shares (closed when the last of them closes).
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in

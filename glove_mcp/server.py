@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from glove_core import Glove, GloveError, SqliteStore, StoreNotFoundError
-from glove_core.subscribers import TextDelta, ToolUse, ToolUseResult
+from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
 from glove_core.types import new_id
 
 __all__ = ["AgentFactory", "HeadlessServer"]
@@ -304,21 +304,21 @@ class _SseForwarder:
     def __init__(self, queue: asyncio.Queue[tuple[str, dict[str, Any]] | None]) -> None:
         self._queue = queue
 
-    async def record(self, event_type: str, data: Any) -> None:
-        if isinstance(data, TextDelta):
-            await self._queue.put(("text_delta", {"text": data.text}))
-        elif isinstance(data, ToolUse):
+    async def record(self, event: SubscriberEvent) -> None:
+        if isinstance(event, TextDelta):
+            await self._queue.put(("text_delta", {"text": event.text}))
+        elif isinstance(event, ToolUse):
             await self._queue.put(
-                ("tool_use", {"id": data.id, "name": data.name, "input": data.input})
+                ("tool_use", {"id": event.id, "name": event.name, "input": event.input})
             )
-        elif isinstance(data, ToolUseResult):
-            result = data.result
+        elif isinstance(event, ToolUseResult):
+            result = event.result
             await self._queue.put(
                 (
                     "tool_result",
                     {
-                        "call_id": data.call_id,
-                        "name": data.name,
+                        "call_id": event.call_id,
+                        "name": event.name,
                         "status": result.status,
                         "data": result.data,
                         "message": result.message,

@@ -117,7 +117,7 @@ class CacheHealth:
                 detail,
             )
         return CacheCollapse(
-            kind=kind,
+            cause=kind,
             model=model,
             established_tokens=before.established,
             read_tokens=usage.cache_read_tokens,

@@ -208,7 +208,7 @@ class AnthropicModel:
                     del self._anchors[next(iter(self._anchors))]
             collapse = self._health.observe(self.name, request, response.usage, self._clock())
             if collapse is not None:
-                await notify("cache_collapse", collapse)
+                await notify(collapse)
         return response
 
     async def _call_stream(self, kwargs: dict[str, Any], notify: Notify) -> ModelResponse:
@@ -216,12 +216,12 @@ class AnthropicModel:
             async for event in stream:
                 if event.type == "text":
                     if event.text:
-                        await notify("text_delta", TextDelta(event.text))
+                        await notify(TextDelta(event.text))
                 elif event.type == "content_block_stop":
                     block = event.content_block
                     if block.type == "tool_use":
                         payload = block.input if isinstance(block.input, dict) else {}
-                        await notify("tool_use", ToolUse(block.id, block.name, dict(payload)))
+                        await notify(ToolUse(block.id, block.name, dict(payload)))
             final = await stream.get_final_message()
         return await announce(notify, _response(final), streamed=True)
 

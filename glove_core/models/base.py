@@ -68,9 +68,9 @@ async def announce(notify: Notify, response: ModelResponse, *, streamed: bool) -
     message = response.message
     args = (message.text, list(message.tool_calls or []), response.usage, response.stop_reason)
     if streamed:
-        await notify("model_response_complete", ModelResponseCompleteEvent(*args))
+        await notify(ModelResponseCompleteEvent(*args))
     else:
-        await notify("model_response", ModelResponseEvent(*args))
+        await notify(ModelResponseEvent(*args))
     return response
 
 

@@ -373,7 +373,7 @@ class OpenAICompatModel:
                     finish = choice.get("finish_reason") or finish
                     if delta.get("content"):
                         texts.append(delta["content"])
-                        await notify("text_delta", TextDelta(delta["content"]))
+                        await notify(TextDelta(delta["content"]))
                     for piece in delta.get("tool_calls") or []:
                         call = calls.setdefault(
                             int(piece.get("index", 0)), {"id": "", "name": "", "arguments": ""}
@@ -389,7 +389,7 @@ class OpenAICompatModel:
             for _, c in sorted(calls.items())
         ]
         for done in tool_calls:
-            await notify("tool_use", ToolUse(done.id, done.name, dict(done.input)))
+            await notify(ToolUse(done.id, done.name, dict(done.input)))
         message = Message(sender="agent", text="".join(texts), tool_calls=tool_calls or None)
         return await announce(notify, ModelResponse(message, _usage(usage), finish), streamed=True)
 

@@ -123,9 +123,9 @@ class ScriptedModel:
             reply = await reply
         message = _to_message(reply)
         if message.text:
-            await notify("text_delta", TextDelta(message.text))
+            await notify(TextDelta(message.text))
         for call in message.tool_calls or []:
-            await notify("tool_use", ToolUse(call.id, call.name, dict(call.input)))
+            await notify(ToolUse(call.id, call.name, dict(call.input)))
         usage = Usage(
             input_tokens=_estimate_tokens(request),
             output_tokens=max(1, len(message.text) // 4) + 20 * len(message.tool_calls or []),

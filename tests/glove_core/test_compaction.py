@@ -33,14 +33,7 @@ from glove_core.compaction import (
     next_call_tokens,
 )
 from glove_core.models.base import ModelResponse
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.events: list[tuple[str, Any]] = []
-
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
+from glove_core.testing import RecordingSubscriber
 
 
 def user(text: str) -> Message:
@@ -166,7 +159,7 @@ async def test_without_a_last_call_the_whole_request_is_estimated() -> None:
 async def test_summary_is_saved_with_events_and_the_model_sees_only_it() -> None:
     store = MemoryStore()
     glove = await make_glove(["The user is going to Lisbon; flight TP123 booked."], store)
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove.add_subscriber(recorder)
     history = await saved(glove, conversation())
 
@@ -190,10 +183,10 @@ async def test_summary_is_saved_with_events_and_the_model_sees_only_it() -> None
     assert "[tool call search c1]" in transcript
     assert "[tool result fetch c2: error]" in transcript
 
-    names = [name for name, _ in recorder.events]
+    names = recorder.names()
     assert names == ["compaction_start", "compaction_end"]  # no text_delta from the summary
-    assert recorder.events[0][1] == CompactionStart(estimated_tokens=42)
-    end = recorder.events[1][1]
+    assert recorder.events[0] == CompactionStart(estimated_tokens=42)
+    end = recorder.events[1]
     assert isinstance(end, CompactionEnd)
     assert (end.summary, end.fallback) == (summary.text, False)
     assert (await store.get_usage()).output_tokens > 0  # the summary call is counted
@@ -202,7 +195,7 @@ async def test_summary_is_saved_with_events_and_the_model_sees_only_it() -> None
 @pytest.mark.parametrize("script", [[fail], [], [""]], ids=["raises", "exhausted", "empty"])
 async def test_a_failing_summary_call_falls_back_to_a_digest(script: list[Any]) -> None:
     glove = await make_glove(script)
-    recorder = Recorder()
+    recorder = RecordingSubscriber()
     glove.add_subscriber(recorder)
     search = ToolCall(id="c9", name="search", input={})
     history = await saved(
@@ -226,7 +219,7 @@ async def test_a_failing_summary_call_falls_back_to_a_digest(script: list[Any]) 
     assert "- search: success\n- fetch: error\n- search: success (x2)" in text
     assert "11 message(s) are not reproduced here" in text
     assert "<recent_messages>\n[agent] Done.\n</recent_messages>" in text
-    end = recorder.events[-1][1]
+    end = recorder.events[-1]
     assert isinstance(end, CompactionEnd) and end.fallback is True
     assert await glove.store.get_messages() == [*history, summary]
 

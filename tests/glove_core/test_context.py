@@ -291,7 +291,7 @@ async def test_get_runtime_context_resolves_without_saving_and_reports() -> None
     only_request = await glove.get_runtime_context(delivery="request")
     assert len(only_request) == 1
     assert await store.get_messages() == []
-    events = [d for n, d in recorder.events if n == "runtime_context"]
+    events = recorder.of("runtime_context")
     assert events[0].delivery == "all"
     assert events[0].snapshots[1][1] == "req\n[image: image/png]"
     assert events[1].delivery == "request"
@@ -303,7 +303,7 @@ async def test_runtime_context_events_during_a_request() -> None:
     glove.add_subscriber(recorder)
     glove.add_context_provider(lambda signal: "now")
     await glove.process_request("go")
-    (event,) = [d for n, d in recorder.events if n == "runtime_context"]
+    (event,) = recorder.of("runtime_context")
     assert event.delivery == "iteration"
     ((name, text),) = event.snapshots
     assert name.endswith("<lambda>") and text == "now"

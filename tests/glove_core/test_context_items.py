@@ -73,7 +73,7 @@ async def test_keyed_retries_record_nothing_and_conflicts_are_refused() -> None:
     with pytest.raises(ContextKeyConflictError, match="'req-1' was already used"):
         await glove.add_context([notice("something else")], key="req-1")
     assert await glove.add_context(items) == 1  # no key: a new request each time
-    assert len(glove._context_items.pending) == 2
+    assert glove.pending_context() == [items[0], items[0]]
 
 
 async def test_invalid_items_are_refused_whole() -> None:
@@ -88,7 +88,7 @@ async def test_invalid_items_are_refused_whole() -> None:
         await glove.add_context([])
     with pytest.raises(ContextItemError, match="must name tools"):
         await glove.add_context([disable_tools([])])
-    assert glove._context_items.pending == []
+    assert glove.pending_context() == []
 
 
 async def test_switched_off_tool_is_not_run_and_the_tool_list_is_unchanged() -> None:

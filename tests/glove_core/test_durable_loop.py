@@ -112,7 +112,7 @@ async def test_the_loop_compacts_before_a_call_that_would_be_too_big(
     names = recorder.names()
     assert names.index("tool_use_result") < names.index("compaction_start")
     assert names.index("compaction_start") < names.index("compaction_end")
-    end = recorder.events[names.index("compaction_end")][1]
+    end = recorder.events[names.index("compaction_end")]
     assert isinstance(end, CompactionEnd) and end.fallback is summary_fails
 
     final_call = model.requests[-1]

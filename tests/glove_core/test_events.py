@@ -13,9 +13,12 @@ from hypothesis import strategies as st
 
 from glove_core import (
     AbortSignal,
+    EventDropped,
+    EventInjected,
     EventsConfig,
     Glove,
     ImagePart,
+    MemoryEventQueue,
     MemoryStore,
     Message,
     ModelRequest,
@@ -72,7 +75,7 @@ async def test_event_mid_turn_joins_after_the_tool_results_once() -> None:
     assert '<event id="d-41" source="webhook:ci" kind="build.finished"' in saved[3].text
     assert "Build 812 is green." in saved[3].text
     assert model.requests[1].messages[-1].framework_context == "event"
-    injected = [d for n, d in waiter.events if n == "event_injected"]
+    injected = waiter.of(EventInjected)
     assert [(e.ids, e.where) for e in injected] == [(["d-41"], "tool_step")]
     await glove.aclose()
 
@@ -176,7 +179,7 @@ async def test_expired_events_are_dropped() -> None:
     )
     await asyncio.sleep(0.05)  # let it expire: the clock is what is under test here
     await glove.process_request("hello")
-    dropped = [d.id for n, d in waiter.events if n == "event_dropped"]
+    dropped = [d.id for d in waiter.of(EventDropped)]
     assert dropped == ["old", "soon"]
     assert event_texts(await store.get_messages()) == []
     with pytest.raises(ValueError, match="timezone-aware"):
@@ -228,7 +231,7 @@ async def test_wake_and_queued_request_never_interleave() -> None:
     # The user's request takes the turn before the wake-up does; it delivers the event just
     # before its own message, and the wake-up then finds nothing left to do.
     result = await glove.process_request("hi")
-    await asyncio.gather(*glove._events._tasks)
+    await glove.wait_for_wakeups()
     saved = await store.get_messages()
     assert [(m.sender, m.framework_context) for m in saved] == [
         ("user", "event"),
@@ -336,14 +339,22 @@ async def test_a_batch_saved_before_a_crash_is_not_saved_again() -> None:
     queue = SqliteEventQueue(":memory:", "c")  # a fresh in-memory file per connection
     del queue
     store = MemoryStore()
-    glove = Glove(model=ScriptedModel(["ok"]), system_prompt="s", store=store).build()
+    events = MemoryEventQueue()
+    glove = Glove(
+        model=ScriptedModel(["ok"]),
+        system_prompt="s",
+        store=store,
+        events=EventsConfig(queue=events),
+    ).build()
     await glove.emit_event(id="e1", source="s", kind="k", content="x", when_idle="defer")
-    pending = await glove._events.queue.pending()
-    # The process saved the batch, then died before marking it injected.
-    await store.append_messages([glove._events.message_for(pending)])
+    pending = await events.pending()
+    # The process saved the batch (as the default formatter renders it, under the id derived
+    # from its events), then died before marking it injected.
+    batch = format_events(pending).model_copy(update={"id": batch_message_id(pending)})
+    await store.append_messages([batch])
     await glove.process_request("after restart")
     assert len(event_texts(await store.get_messages())) == 1
-    assert await glove._events.queue.pending() == []
+    assert await events.pending() == []
     await glove.aclose()
 
 

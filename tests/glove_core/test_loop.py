@@ -22,6 +22,7 @@ from glove_core import (
     ScriptedModel,
     ScriptExhaustedError,
     Slot,
+    SubscriberEvent,
     TextPart,
     Tool,
     ToolCall,
@@ -569,7 +570,7 @@ async def test_misuse_errors() -> None:
     glove = Glove(model=ScriptedModel(["x"]), system_prompt="s").fold(echo)
     with pytest.raises(GloveStateError, match=r"call \.build\(\)"):
         await glove.process_request("hi")
-    with pytest.raises(ToolNameConflictError, match="'echo' is already folded"):
+    with pytest.raises(ToolNameConflictError, match="'echo' is already offered"):
         glove.fold(echo)
     with pytest.raises(TypeError, match="fold\\(\\) takes a Tool"):
         glove.fold("echo")  # type: ignore[arg-type]
@@ -607,7 +608,7 @@ async def test_a_raising_subscriber_does_not_break_the_loop(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     class Broken:
-        async def record(self, event_type: str, data: Any) -> None:
+        async def record(self, event: SubscriberEvent) -> None:
             raise RuntimeError("subscriber bug")
 
     recorder = RecordingSubscriber()

@@ -55,12 +55,12 @@ async def test_subagent_runs_and_parent_sees_bracketed_events() -> None:
     assert spec.input_schema["required"] == ["name", "prompt"]
     results = (await parent_store.get_messages())[2].tool_results
     assert results is not None and results[0].result == ToolResultData(data="x is 42")
-    names = [name for name, _ in recorder.events]
+    names = recorder.names()
     start, end = names.index("subagent_invoked"), names.index("subagent_completed")
     # The child's own events sit between the brackets.
     assert "tool_use_result" in names[start:end]
-    assert recorder.events[start][1] == SubagentInvoked("research", "find x", "d1")
-    assert recorder.events[end][1] == SubagentCompleted("research", "d1", "x is 42", "success")
+    assert recorder.events[start] == SubagentInvoked("research", "find x", "d1")
+    assert recorder.events[end] == SubagentCompleted("research", "d1", "x is 42", "success")
     assert child_model.requests[0].messages[0].text == "find x"
     assert len(built) == 1
 
@@ -104,7 +104,7 @@ async def test_unknown_subagent_and_failing_factory_are_error_results() -> None:
     assert ghost.message == "unknown subagent 'ghost'; available subagents: broken"
     assert failed.status == "error" and failed.message is not None
     assert "RuntimeError: no model configured" in failed.message
-    completed = [d for n, d in recorder.events if n == "subagent_completed"]
+    completed = recorder.of("subagent_completed")
     assert [c.status for c in completed] == ["error"]
 
 

@@ -14,7 +14,7 @@ from mcp.server.lowlevel.server import Server
 from mcp_types import ListToolsResult
 from mcp_types import Tool as McpTool
 
-from glove_core import Glove, ModelRequest, ScriptedModel, Tool, ToolCall
+from glove_core import Glove, ModelRequest, ScriptedModel, SubscriberEvent, Tool, ToolCall
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import (
     McpActivationError,
@@ -33,13 +33,13 @@ from glove_mcp.testing import McpTestServer, serve
 
 @dataclass
 class Recorder:
-    events: list[tuple[str, Any]] = field(default_factory=list)
+    events: list[SubscriberEvent] = field(default_factory=list)
 
-    async def record(self, event_type: str, data: Any) -> None:
-        self.events.append((event_type, data))
+    async def record(self, event: SubscriberEvent) -> None:
+        self.events.append(event)
 
     def of(self, kind: str) -> list[Any]:
-        return [data for name, data in self.events if name == kind]
+        return [event for event in self.events if event.kind == kind]
 
 
 @dataclass
@@ -215,7 +215,7 @@ async def test_activate_and_deactivate(servers: Servers) -> None:
     # The tool list never changed: switching off keeps the prompt cache's prefix.
     assert seen_tools[0] == seen_tools[1] == seen_tools[3]
     assert "notes__read_page" in seen_tools[0]
-    kinds = [name for name, _ in recorder.events if name.startswith("mcp_")]
+    kinds = [kind for kind in recorder.names() if kind.startswith("mcp_")]
     assert kinds[:3] == ["mcp_server_activated", "mcp_server_deactivated", "mcp_server_deactivated"]
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from glove_core.models.base import ModelRequest
-from glove_core.subscribers import EventPayload, EventType
+from glove_core.subscribers import EventPayload
 from glove_core.testing import FakeAnthropicAPI, serve_fake_anthropic
 from glove_core.tools import ToolSpec
 from glove_core.types import Message
@@ -20,25 +20,25 @@ from glove_core.types import Message
 class Recorder:
     """Collects what an adapter passes to ``notify``."""
 
-    events: list[tuple[EventType, EventPayload]] = field(default_factory=list)
+    events: list[EventPayload] = field(default_factory=list)
     _arrived: asyncio.Condition = field(default_factory=asyncio.Condition)
 
-    async def __call__(self, event_type: EventType, data: EventPayload) -> None:
-        self.events.append((event_type, data))
+    async def __call__(self, event: EventPayload) -> None:
+        self.events.append(event)
         async with self._arrived:
             self._arrived.notify_all()
 
-    async def wait_for(self, event_type: str) -> None:
-        """Return once an event of ``event_type`` has been recorded."""
+    async def wait_for(self, kind: str) -> None:
+        """Return once an event of ``kind`` has been recorded."""
         async with self._arrived:
-            await self._arrived.wait_for(lambda: event_type in self.names)
+            await self._arrived.wait_for(lambda: kind in self.names)
 
-    def of(self, event_type: str) -> list[Any]:
-        return [d for t, d in self.events if t == event_type]
+    def of(self, kind: str) -> list[Any]:
+        return [e for e in self.events if e.kind == kind]
 
     @property
     def names(self) -> list[str]:
-        return [t for t, _ in self.events]
+        return [e.kind for e in self.events]
 
 
 class RecordingSleep:

@@ -11,7 +11,7 @@ import pytest
 from glove_core import Glove, tool
 from glove_core.models import AnthropicModel
 from glove_core.models.base import ModelRequest
-from glove_core.subscribers import CacheCollapse, TokenConsumption
+from glove_core.subscribers import CacheCollapse, SubscriberEvent, TokenConsumption
 from glove_core.testing import FakeAnthropicAPI, FakeToolUse
 from glove_core.tools import ToolSpec
 from glove_core.types import Message, ToolCall, ToolResult, ToolResultData
@@ -160,11 +160,11 @@ async def test_full_glove_loop_reads_the_cache_across_turns(fake: FakeAnthropicA
         """
         return f"{service} restarted"
 
-    collected: list[tuple[str, Any]] = []
+    collected: list[SubscriberEvent] = []
 
     class Collector:
-        async def record(self, event_type: str, data: Any) -> None:
-            collected.append((event_type, data))
+        async def record(self, event: SubscriberEvent) -> None:
+            collected.append(event)
 
     ticks = iter(range(100))
     script: list[Any] = []
@@ -184,15 +184,14 @@ async def test_full_glove_loop_reads_the_cache_across_turns(fake: FakeAnthropicA
         await glove.process_request("Check every service.")
         await glove.process_request("Now restart them.")
     assert len(fake.requests) == 10
-    consumption = [d.usage for t, d in collected if t == "token_consumption"]
-    assert len(consumption) == 10 and all(
-        isinstance(d, TokenConsumption) for t, d in collected if t == "token_consumption"
-    )
+    consumption = [e.usage for e in collected if isinstance(e, TokenConsumption)]
+    assert len(consumption) == 10
+    assert len([e for e in collected if e.kind == "token_consumption"]) == 10
     reads = [u.cache_read_tokens for u in consumption]
     assert reads[0] == 0
     assert all(later > earlier for earlier, later in itertools.pairwise(reads)), reads
-    collapses = [d for t, d in collected if t == "cache_collapse"]
-    assert [c for c in collapses if c.kind == "unexpected"] == []
+    collapses = [e for e in collected if isinstance(e, CacheCollapse)]
+    assert [c for c in collapses if c.cause == "unexpected"] == []
     transients = [r.body["messages"][-1]["content"][-1] for r in fake.requests]
     assert len({b["text"] for b in transients}) == 10
     assert all("cache_control" not in b for b in transients)
@@ -213,7 +212,7 @@ async def test_idle_past_the_ttl_is_reported_as_ttl_expired(fake: FakeAnthropicA
         fake.advance_clock(301)
         await model.prompt(request, recorder)
     [collapse] = recorder.of("cache_collapse")
-    assert isinstance(collapse, CacheCollapse) and collapse.kind == "ttl_expired"
+    assert isinstance(collapse, CacheCollapse) and collapse.cause == "ttl_expired"
     assert collapse.read_tokens == 0 and collapse.missed_tokens > 2000
 
 
@@ -230,7 +229,7 @@ async def test_a_compaction_is_reported_as_compacted(fake: FakeAnthropicAPI) -> 
         await _two_calls(model, before, recorder)
         await model.prompt(after, recorder)
     [collapse] = recorder.of("cache_collapse")
-    assert collapse.kind == "compacted"
+    assert collapse.cause == "compacted"
 
 
 async def test_a_moved_prefix_is_reported_as_unexpected(
@@ -249,7 +248,7 @@ async def test_a_moved_prefix_is_reported_as_unexpected(
         )
         await model.prompt(changed, recorder)
     [collapse] = recorder.of("cache_collapse")
-    assert collapse.kind == "unexpected" and "system prompt changed" in collapse.detail
+    assert collapse.cause == "unexpected" and "system prompt changed" in collapse.detail
     assert "collapsed unexpectedly" in caplog.text
 
 
