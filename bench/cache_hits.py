@@ -38,16 +38,16 @@ from glove_core import (
     Message,
     ModelRequest,
     SubscriberEvent,
-    TokenConsumption,
     Tool,
     ToolCall,
     ToolContext,
     ToolResult,
     ToolResultData,
-    ToolSpec,
     Usage,
 )
+from glove_core.subscribers import TokenConsumption
 from glove_core.testing import FakeItem, FakeToolUse, serve_fake_anthropic
+from glove_core.tools import ToolSpec
 
 __all__ = ["main"]
 

@@ -31,15 +31,8 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 
-from glove_core import (
-    MemoryStore,
-    Message,
-    SqliteDatabase,
-    SqliteStore,
-    ToolCall,
-    ToolResult,
-    ToolResultData,
-)
+from glove_core import MemoryStore, Message, SqliteStore, ToolCall, ToolResult, ToolResultData
+from glove_core.sqlite import SqliteDatabase
 
 TARGET_LOAD_MS = 50.0
 

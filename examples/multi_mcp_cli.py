@@ -16,16 +16,8 @@ import asyncio
 import os
 import sys
 
-from glove_core import (
-    AnthropicModel,
-    Glove,
-    ModelAdapter,
-    ScriptedModel,
-    SubscriberEvent,
-    TextDelta,
-    ToolUse,
-    ToolUseResult,
-)
+from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SubscriberEvent
+from glove_core.subscribers import TextDelta, ToolUse, ToolUseResult
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
 

@@ -14,15 +14,8 @@ import asyncio
 import os
 import sys
 
-from glove_core import (
-    AnthropicModel,
-    Glove,
-    ModelAdapter,
-    ScriptedModel,
-    SubscriberEvent,
-    ToolUse,
-    ToolUseResult,
-)
+from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SubscriberEvent
+from glove_core.subscribers import ToolUse, ToolUseResult
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import ClassVar, Protocol, runtime_checkable
 
-from glove_core import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_mcp.errors import McpStateError
 
 __all__ = [

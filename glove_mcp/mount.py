@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
-from glove_core import Glove, ModelAdapter, Tool, ToolNameConflictError
+from glove_core import Glove, ModelAdapter, Tool
+from glove_core.errors import ToolNameConflictError
 from glove_mcp._http import borrow_pool, return_pool
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth

@@ -35,7 +35,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, SqliteStore, StoreNotFoundError
+from glove_core import Glove, GloveError, SqliteStore
+from glove_core.errors import StoreNotFoundError
 from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
 from glove_core.types import new_id
 

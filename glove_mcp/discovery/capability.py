@@ -14,15 +14,9 @@ from typing import Protocol
 
 from pydantic import BaseModel, Field
 
-from glove_core import (
-    Glove,
-    ModelAdapter,
-    PlainMemoryStore,
-    Tool,
-    ToolContext,
-    ToolResultData,
-    run_subagent,
-)
+from glove_core import Glove, ModelAdapter, Tool, ToolContext, ToolResultData
+from glove_core.stores.memory import PlainMemoryStore
+from glove_core.subagents import run_subagent
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.catalogue import CatalogueIndex, McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection

@@ -12,8 +12,6 @@ from glove_core import (
     AbortController,
     AbortError,
     CompactionConfig,
-    CompactionEnd,
-    CompactionStart,
     Glove,
     InboxItem,
     MemoryStore,
@@ -33,6 +31,7 @@ from glove_core.compaction import (
     next_call_tokens,
 )
 from glove_core.models.base import ModelResponse
+from glove_core.subscribers import CompactionEnd, CompactionStart
 from glove_core.testing import RecordingSubscriber
 
 

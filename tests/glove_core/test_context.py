@@ -9,7 +9,6 @@ import pytest
 from glove_core import (
     AbortSignal,
     ContentPart,
-    ContextProviderError,
     Glove,
     ImagePart,
     MemoryStore,
@@ -20,6 +19,7 @@ from glove_core import (
     ToolCall,
     tool,
 )
+from glove_core.errors import ContextProviderError
 from glove_core.loop import last_user_turn_index
 from glove_core.testing import RecordingSubscriber
 

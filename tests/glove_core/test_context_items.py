@@ -7,8 +7,6 @@ from typing import Any
 import pytest
 
 from glove_core import (
-    ContextItemError,
-    ContextKeyConflictError,
     Glove,
     MemoryStore,
     Message,
@@ -22,6 +20,7 @@ from glove_core import (
     notice,
     tool,
 )
+from glove_core.errors import ContextItemError, ContextKeyConflictError
 
 
 @tool

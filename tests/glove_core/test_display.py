@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 
-from glove_core import AbortController, AbortError, DisplayManager, Slot, SlotNotFoundError
+from glove_core import AbortController, AbortError, DisplayManager, Slot
+from glove_core.errors import SlotNotFoundError
 
 
 async def shown(display: DisplayManager, count: int = 1) -> list[Slot]:

@@ -13,8 +13,6 @@ import pytest
 
 from glove_core import (
     CompactionConfig,
-    CompactionEnd,
-    ContextWindowExceededError,
     Glove,
     MemoryStore,
     Message,
@@ -24,6 +22,8 @@ from glove_core import (
     ToolCall,
     tool,
 )
+from glove_core.errors import ContextWindowExceededError
+from glove_core.subscribers import CompactionEnd
 from glove_core.testing import RecordingSubscriber
 
 

@@ -8,15 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from glove_core import (
-    SQLITE_BUSY_TIMEOUT,
-    GloveStateError,
-    OutsideEvent,
-    SqliteEventQueue,
-    StoreCorruptError,
-    StoreError,
-    StoreVersionError,
-)
+from glove_core import SqliteEventQueue
+from glove_core.errors import GloveStateError, StoreCorruptError, StoreError, StoreVersionError
+from glove_core.event_queue import OutsideEvent
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT
 from tests.fixtures.legacy_sqlite import legacy_file
 
 

@@ -13,25 +13,22 @@ from hypothesis import strategies as st
 
 from glove_core import (
     AbortSignal,
-    EventDropped,
-    EventInjected,
     EventsConfig,
     Glove,
     ImagePart,
-    MemoryEventQueue,
     MemoryStore,
     Message,
     ModelRequest,
-    OutsideEvent,
     ScriptedModel,
     SqliteEventQueue,
     TextPart,
     ToolCall,
     ToolContext,
-    format_events,
     tool,
 )
-from glove_core.events import EVENTS_NOTE, batch_message_id
+from glove_core.event_queue import MemoryEventQueue, OutsideEvent
+from glove_core.events import EVENTS_NOTE, batch_message_id, format_events
+from glove_core.subscribers import EventDropped, EventInjected
 from glove_core.testing import RecordingSubscriber
 
 

@@ -14,25 +14,27 @@ from glove_core import (
     AbortError,
     DisplayManager,
     Glove,
-    GloveStateError,
     MemoryStore,
     Message,
     ModelRequest,
-    ReentrantRequestError,
     ScriptedModel,
-    ScriptExhaustedError,
     Slot,
     SubscriberEvent,
     TextPart,
     Tool,
     ToolCall,
     ToolContext,
-    ToolNameConflictError,
     ToolResultData,
-    ToolSpec,
     tool,
 )
+from glove_core.errors import (
+    GloveStateError,
+    ReentrantRequestError,
+    ScriptExhaustedError,
+    ToolNameConflictError,
+)
 from glove_core.testing import RecordingSubscriber
+from glove_core.tools import ToolSpec
 
 
 def app_tools(request: ModelRequest) -> list[str]:

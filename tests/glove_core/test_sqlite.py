@@ -10,17 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from glove_core import (
-    SQLITE_BUSY_TIMEOUT,
+from glove_core.errors import (
     GloveStateError,
-    SqliteDatabase,
-    SqliteSchema,
     StoreCorruptError,
     StoreError,
     StoreNotFoundError,
     StoreVersionError,
 )
-from glove_core.sqlite import SCHEMA_TABLE
+from glove_core.sqlite import SCHEMA_TABLE, SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 
 
 def log_schema(steps: int, name: str = "test.log") -> SqliteSchema:

@@ -2,17 +2,9 @@
 
 from __future__ import annotations
 
-from glove_core import (
-    SUBAGENT_TOOL_NAME,
-    Glove,
-    MemoryStore,
-    ScriptedModel,
-    SubagentCompleted,
-    SubagentInvoked,
-    ToolCall,
-    ToolResultData,
-    tool,
-)
+from glove_core import Glove, MemoryStore, ScriptedModel, ToolCall, ToolResultData, tool
+from glove_core.subagents import SUBAGENT_TOOL_NAME
+from glove_core.subscribers import SubagentCompleted, SubagentInvoked
 from glove_core.testing import RecordingSubscriber
 
 

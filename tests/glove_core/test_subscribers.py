@@ -12,14 +12,16 @@ import pytest
 
 from glove_core import (
     AbortSignal,
-    EventPayload,
-    EventType,
     Glove,
     Message,
     ModelRequest,
     ModelResponse,
     ScriptedModel,
     SubscriberEvent,
+)
+from glove_core.subscribers import (
+    EventPayload,
+    EventType,
     TextDelta,
     TokenConsumption,
     ToolUseResult,

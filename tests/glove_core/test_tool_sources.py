@@ -11,16 +11,16 @@ from glove_core import (
     Glove,
     MemoryStore,
     ModelRequest,
-    PlainMemoryStore,
     ScriptedModel,
     Tool,
     ToolCall,
     ToolContext,
-    ToolNameConflictError,
     ToolSource,
     disable_tools,
     tool,
 )
+from glove_core.errors import ToolNameConflictError
+from glove_core.stores.memory import PlainMemoryStore
 
 
 def _tool(name: str) -> Tool:

@@ -16,10 +16,10 @@ from glove_core import (
     Tool,
     ToolCall,
     ToolContext,
-    ToolDefinitionError,
     ToolResultData,
     tool,
 )
+from glove_core.errors import ToolDefinitionError
 from glove_core.tools import ToolInputError, parse_docstring
 
 

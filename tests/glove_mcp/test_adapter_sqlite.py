@@ -10,17 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from glove_core import (
-    SQLITE_BUSY_TIMEOUT,
-    Message,
-    OutsideEvent,
-    SqliteEventQueue,
-    SqliteStore,
-    StoreCorruptError,
-    StoreError,
-    StoreVersionError,
-    Usage,
-)
+from glove_core import Message, SqliteEventQueue, SqliteStore, Usage
+from glove_core.errors import StoreCorruptError, StoreError, StoreVersionError
+from glove_core.event_queue import OutsideEvent
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT
 from glove_mcp import SqliteMcpAdapter
 from tests.fixtures.legacy_sqlite import legacy_file
 

@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-from glove_core import (
-    Glove,
-    InboxItem,
-    MemoryStore,
-    Message,
-    PlainMemoryStore,
-    ScriptedModel,
-    ToolCall,
-)
+from glove_core import Glove, InboxItem, MemoryStore, Message, ScriptedModel, ToolCall
 from glove_core.builtin import (
     POST_TO_INBOX_TOOL_NAME,
     blocking_reminder,
@@ -18,6 +10,7 @@ from glove_core.builtin import (
     place_transient,
     take_resolved_inbox,
 )
+from glove_core.stores.memory import PlainMemoryStore
 
 
 def post(call_id: str, **input: object) -> ToolCall:

@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from glove_core import (
-    Glove,
-    MemoryStore,
-    PlainMemoryStore,
-    ScriptedModel,
-    Task,
-    ToolCall,
-    ToolResultData,
-)
+from glove_core import Glove, MemoryStore, ScriptedModel, Task, ToolCall, ToolResultData
 from glove_core.builtin import POST_TO_INBOX_TOOL_NAME, UPDATE_TASKS_TOOL_NAME
+from glove_core.stores.memory import PlainMemoryStore
 
 
 async def run_tasks_call(store: MemoryStore, tasks: Any) -> ToolResultData:

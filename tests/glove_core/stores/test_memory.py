@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from glove_core import InboxItem, InboxItemError, MemoryStore, Message, ToolCall, Usage
+from glove_core import InboxItem, MemoryStore, Message, ToolCall, Usage
+from glove_core.errors import InboxItemError
 
 
 async def test_messages_are_shared_values_and_lists_are_independent() -> None:

@@ -14,18 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glove_core import (
-    SQLITE_BUSY_TIMEOUT,
     DocumentPart,
-    GloveStateError,
     ImagePart,
     InboxItem,
-    InboxItemError,
     Message,
     SqliteStore,
-    StoreCorruptError,
-    StoreError,
-    StoreNotFoundError,
-    StoreVersionError,
     Task,
     TextPart,
     ToolCall,
@@ -33,6 +26,15 @@ from glove_core import (
     ToolResultData,
     Usage,
 )
+from glove_core.errors import (
+    GloveStateError,
+    InboxItemError,
+    StoreCorruptError,
+    StoreError,
+    StoreNotFoundError,
+    StoreVersionError,
+)
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT
 from glove_core.stores import InboxStore, PermissionStore, StoreAdapter, TaskStore
 from glove_core.stores.sqlite import SCHEMA_VERSION
 from tests.fixtures.legacy_sqlite import legacy_file
