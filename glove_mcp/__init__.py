@@ -20,6 +20,7 @@ from glove_mcp.connect import ClientInfo as ClientInfo
 from glove_mcp.connect import ConnectionState as ConnectionState
 from glove_mcp.connect import McpClientPool as McpClientPool
 from glove_mcp.connect import McpServerConnection as McpServerConnection
+from glove_mcp.connect import ProtocolChoice as ProtocolChoice
 from glove_mcp.connect import ToolFilter as ToolFilter
 from glove_mcp.connect import connect_mcp as connect_mcp
 from glove_mcp.connect import include_tool as include_tool
@@ -71,6 +72,7 @@ __all__ = [
     "McpUnknownServerError",
     "MemoryMcpAdapter",
     "MountState",
+    "ProtocolChoice",
     "SqliteMcpAdapter",
     "TokenSource",
     "ToolFilter",

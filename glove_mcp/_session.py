@@ -31,7 +31,7 @@ from pydantic import ValidationError
 
 from glove_mcp._http import McpClientPool, observe_status
 
-__all__ = ["Protocol", "Session", "forget_when_done", "leaves"]
+__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves"]
 
 logger = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ _ERA_STATUSES = frozenset({400, 404, 405, 406})
 _SCOPE = re.compile(r'scope="([^"]*)"')
 _ERA_WORDS = ("protocol version", "not initialized", "session id", "method not found")
 
-Protocol = Literal["auto", "legacy"]
+ProtocolChoice = Literal["auto", "legacy"]
 """How a session opens: ``"auto"`` tries the stateless protocol (``server/discover``) and falls
 back to the ``initialize`` handshake; ``"legacy"`` only uses the handshake."""
 
@@ -65,7 +65,7 @@ class Session:
         *,
         command: list[str] | None = None,
         env: dict[str, str] | None = None,
-        protocol: Protocol = "auto",
+        protocol: ProtocolChoice = "auto",
     ) -> None:
         self.namespace = namespace
         self.protocol = protocol

@@ -36,6 +36,7 @@ import asyncio
 import functools
 import importlib.metadata
 import logging
+import warnings
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -48,7 +49,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from glove_mcp._http import McpClientPool, borrow_pool, return_pool
-from glove_mcp._session import Protocol, Session, forget_when_done, leaves
+from glove_mcp._session import ProtocolChoice, Session, forget_when_done, leaves
 from glove_mcp.errors import (
     GloveMcpError,
     McpAuthExpiredError,
@@ -66,7 +67,7 @@ __all__ = [
     "ConnectionState",
     "McpClientPool",
     "McpServerConnection",
-    "Protocol",
+    "ProtocolChoice",
     "ToolFilter",
     "connect_mcp",
     "include_tool",
@@ -181,7 +182,7 @@ class McpServerConnection:
         connect_timeout: float = 30.0,
         call_timeout: float | None = 300.0,
         close_timeout: float = 5.0,
-        protocol: Protocol = "auto",
+        protocol: ProtocolChoice = "auto",
     ) -> None:
         if protocol not in ("auto", "legacy"):
             raise ValueError(
@@ -209,7 +210,7 @@ class McpServerConnection:
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
-        self.protocol: Protocol = protocol
+        self.protocol: ProtocolChoice = protocol
         """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
         self._session: Session | None = None
         self._connecting = asyncio.Lock()
@@ -539,7 +540,7 @@ async def connect_mcp(
     pool: McpClientPool | None = None,
     connect_timeout: float = 30.0,
     call_timeout: float | None = 300.0,
-    protocol: Protocol = "auto",
+    protocol: ProtocolChoice = "auto",
 ) -> McpServerConnection:
     """Open a persistent session to an MCP server over Streamable HTTP, or over stdio.
 
@@ -589,3 +590,15 @@ async def connect_mcp(
         await conn.close()
         raise
     return conn
+
+
+def __getattr__(name: str) -> Any:
+    # ``Protocol`` was this type's name until it was seen to shadow ``typing.Protocol``.
+    if name == "Protocol":
+        warnings.warn(
+            "glove_mcp.connect.Protocol is deprecated: use glove_mcp.ProtocolChoice",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ProtocolChoice
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

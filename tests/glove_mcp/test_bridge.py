@@ -36,7 +36,7 @@ from glove_mcp import (
     convert_call_result,
     json_schema_to_shape,
 )
-from glove_mcp.connect import Protocol
+from glove_mcp.connect import ProtocolChoice
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
 
@@ -305,7 +305,9 @@ async def test_sanitised_name_calls_the_real_tool() -> None:
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_aborting_a_request_stops_waiting_on_a_stalled_server(protocol: Protocol) -> None:
+async def test_aborting_a_request_stops_waiting_on_a_stalled_server(
+    protocol: ProtocolChoice,
+) -> None:
     async with (
         McpTestServer("notes") as server,
         await connect_mcp("notes", server.url, protocol=protocol) as conn,

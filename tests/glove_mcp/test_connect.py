@@ -30,7 +30,7 @@ from glove_mcp import (
     include_tool,
     mount_mcp,
 )
-from glove_mcp.connect import ConnectionState, Protocol
+from glove_mcp.connect import ConnectionState, ProtocolChoice
 from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
 from glove_mcp.testing.servers import NOTES_TOOL_NAMES
 
@@ -327,6 +327,13 @@ async def test_rejects_an_unknown_protocol() -> None:
         await connect_mcp("notes", "http://127.0.0.1:9/mcp", protocol="2024")  # type: ignore[arg-type]
 
 
+def test_the_old_name_of_protocol_choice_still_works_with_a_deprecation_warning() -> None:
+    import glove_mcp.connect
+
+    with pytest.warns(DeprecationWarning, match=r"use glove_mcp\.ProtocolChoice"):
+        assert glove_mcp.connect.Protocol is ProtocolChoice
+
+
 async def test_expired_session_404_reinitializes_and_retries_once(notes: McpTestServer) -> None:
     async with await connect_mcp("notes", notes.url, protocol="legacy") as conn:
         await conn.call_tool("read_page", {"page_id": "p1"})
@@ -374,7 +381,7 @@ async def test_connection_refused_names_the_server() -> None:
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_stalled_server_times_out_and_next_call_reconnects(
-    notes: McpTestServer, protocol: Protocol
+    notes: McpTestServer, protocol: ProtocolChoice
 ) -> None:
     async with await connect_mcp("notes", notes.url, call_timeout=0.3, protocol=protocol) as conn:
         notes.control.stall()
@@ -388,7 +395,7 @@ async def test_stalled_server_times_out_and_next_call_reconnects(
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_a_cancelled_call_to_a_stalled_server_returns_at_once(
-    notes: McpTestServer, protocol: Protocol
+    notes: McpTestServer, protocol: ProtocolChoice
 ) -> None:
     # Cancelling a request makes the SDK tell the server (notifications/cancelled) and wait up
     # to 5 s for that to go out; a stalled handshake-era server never takes it.
@@ -419,7 +426,7 @@ async def test_close_from_another_task_and_use_after_close(notes: McpTestServer)
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_closing_while_a_call_waits_on_a_stalled_server_ends_the_call(
-    notes: McpTestServer, protocol: Protocol
+    notes: McpTestServer, protocol: ProtocolChoice
 ) -> None:
     conn = await connect_mcp("notes", notes.url, protocol=protocol)
     notes.control.stall()
