@@ -18,6 +18,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from typing import Any, Literal
 
 import anyio
@@ -83,15 +84,10 @@ class Session:
         self.insufficient_scope = 0
         """403 ``insufficient_scope`` answers (the token lacks a scope the request needs)."""
         self.required_scope: str | None = None
-        # Over HTTP, no standalone server-to-client stream: nothing here consumes messages a
-        # server sends outside a request (see glove_mcp._http). A stdio server needs no HTTP
-        # client at all (making the shared one costs ~20 ms).
-        http = (
-            None
-            if command
-            else pool.scoped(observe_status(auth, self._note), timeout, server_stream=False)
-        )
-        self.task = asyncio.create_task(self._own(http), name=f"mcp-session:{namespace}")
+        self._pool = pool
+        self._auth = auth
+        self._timeout = timeout
+        self.task = asyncio.create_task(self._own(), name=f"mcp-session:{namespace}")
 
     def _note(self, response: httpx2.Response) -> None:
         status = self.last_status = response.status_code
@@ -106,10 +102,10 @@ class Session:
         elif status == 404:
             self.not_found += 1
 
-    async def _own(self, http: httpx2.AsyncClient | None) -> None:
+    async def _own(self) -> None:
         try:
             with self.scope:
-                await self._serve(http)
+                await self._serve()
         except BaseException as exc:
             if not self.ready.done():
                 self.ready.set_exception(exc)
@@ -120,20 +116,29 @@ class Session:
             if not self.ready.done():
                 self.ready.set_exception(ConnectionError("the session ended before initialize"))
 
-    async def _serve(self, http: httpx2.AsyncClient | None) -> None:
-        if http is not None:
-            transport: Any = streamable_http_client(self.url, http_client=http)
-        else:
-            # A stdio server: the process is the session; it ends when the session does.
-            assert self.command
-            params = StdioServerParameters(
-                command=self.command[0], args=self.command[1:], env=self.env
+    async def _serve(self) -> None:
+        async with AsyncExitStack() as stack:
+            if self.command:
+                # A stdio server: the process is the session; it ends when the session does.
+                # It needs no HTTP client, so the pool's transport is not made for it (~60 ms).
+                params = StdioServerParameters(
+                    command=self.command[0], args=self.command[1:], env=self.env
+                )
+                transport: Any = stdio_client(params)
+            else:
+                # This session's own client over the shared transport; closed with the session.
+                # No standalone server-to-client stream: nothing here consumes messages a
+                # server sends outside a request (see glove_mcp._http).
+                http = await stack.enter_async_context(
+                    self._pool.new_client(
+                        observe_status(self._auth, self._note), self._timeout, server_stream=False
+                    )
+                )
+                transport = streamable_http_client(self.url, http_client=http)
+            read, write = await stack.enter_async_context(transport)
+            session = await stack.enter_async_context(
+                ClientSession(read, write, client_info=self.client_info)
             )
-            transport = stdio_client(params)
-        async with (
-            transport as (read, write),
-            ClientSession(read, write, client_info=self.client_info) as session,
-        ):
             if self.protocol == "legacy" or not await self._discover(session):
                 await session.initialize()
                 self.protocol = "legacy"

@@ -6,10 +6,11 @@ the task that opened a transport closes it, so ``close()`` only signals the owne
 it works from any task, which avoids the "Attempted to exit cancel scope in a different task"
 error other frameworks hit.
 
-HTTP goes through one shared ``httpx2.AsyncClient`` held by an ``McpClientPool``: connections
-and mounts made without ``pool=`` share one per event loop, closed when the last of them
-closes. Each connection adds its own ``auth`` per request, so connections share sockets but
-never credentials.
+HTTP goes through the transport of an ``McpClientPool`` (``glove_mcp._http``): pass one pool
+to several connections and mounts to share its sockets and TLS context; without ``pool=`` a
+connection makes its own and closes it when it closes. Each session sends through a client of
+its own carrying the connection's ``auth``, so connections share sockets but never
+credentials.
 
 Recovery contract of ``list_tools`` and ``call_tool``:
 
@@ -48,7 +49,7 @@ from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from glove_mcp._http import McpClientPool, borrow_pool, return_pool
+from glove_mcp._http import McpClientPool
 from glove_mcp._session import ProtocolChoice, Session, forget_when_done, leaves
 from glove_mcp.errors import (
     GloveMcpError,
@@ -202,8 +203,9 @@ class McpServerConnection:
         self._client_info = (client_info or ClientInfo()).to_mcp()
         self.exclude_tools = frozenset(exclude_tools)
         self.filter_tools = filter_tools
+        # Without a pool the connection makes its own, and closes it when it closes.
         self._own_pool = pool is None
-        self._pool = pool if pool is not None else borrow_pool()
+        self._pool = pool if pool is not None else McpClientPool()
         # No HTTP read limit: a tool call's SSE response may stay silent for a long time; request
         # deadlines are enforced per call (call_timeout).
         self._timeout = httpx2.Timeout(connect_timeout, read=None)
@@ -219,6 +221,12 @@ class McpServerConnection:
         """How many times a new session replaced a broken or expired one."""
         self._sessions_opened = 0
         self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def pool(self) -> McpClientPool:
+        """The ``McpClientPool`` it sends through: the one passed in, or its own (closed with
+        the connection)."""
+        return self._pool
 
     @property
     def state(self) -> ConnectionState:
@@ -332,7 +340,7 @@ class McpServerConnection:
                 await session.shutdown(self.close_timeout)
         finally:
             if self._own_pool:
-                await return_pool(self._pool)
+                await self._pool.aclose()
 
     async def __aenter__(self) -> McpServerConnection:
         await self._ensure()
@@ -553,8 +561,8 @@ async def connect_mcp(
         client_info: how the client introduces itself.
         exclude_tools: server tool names (un-namespaced) never listed.
         filter_tools: ``(namespace, tool) -> bool``; False hides a tool.
-        pool: the HTTP client holder to send through; by default the pool every connection
-            and mount of the event loop shares (closed when the last of them closes).
+        pool: the HTTP transport to share with other connections (never closed here); by
+            default the connection makes its own and closes it with the connection.
         connect_timeout: seconds for connecting and the opening request (``server/discover``
             or ``initialize``).
         call_timeout: seconds a tool call may take (None: no limit).

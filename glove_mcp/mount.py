@@ -22,7 +22,6 @@ from enum import Enum
 from typing import Literal
 
 from glove_core import Glove, ModelAdapter, Tool
-from glove_mcp._http import borrow_pool, return_pool
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.bridge import bridge_mcp_tool
@@ -144,7 +143,7 @@ class McpMount:
         self.filter_tools = filter_tools
         self.wrap_tool = wrap_tool
         self._own_pool = pool is None
-        self.pool = pool if pool is not None else borrow_pool()
+        self.pool = pool if pool is not None else McpClientPool()
         self._loaded: dict[str, _Loaded] = {}
         # Deactivated servers: their tools stay folded but switched off (name -> real name).
         self._dormant: dict[str, dict[str, str]] = {}
@@ -369,7 +368,7 @@ class McpMount:
                     logger.warning("closing an MCP connection failed", exc_info=result)
         finally:
             if self._own_pool:
-                await return_pool(self.pool)
+                await self.pool.aclose()
 
     async def __aenter__(self) -> McpMount:
         return self
@@ -411,8 +410,8 @@ async def mount_mcp(
         client_info: how the client introduces itself to servers.
         filter_tools: ``(server_id, tool) -> bool``; False hides a tool.
         wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before folding.
-        pool: the HTTP client holder to send through; by default the pool every connection
-            and mount of the event loop shares (closed when the last of them closes).
+        pool: the HTTP transport to share with other mounts and connections (never closed
+            here); by default the mount makes its own and closes it in ``aclose()``.
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
             its prompt while it fits this many tokens (about four characters each); a larger
             catalogue is searched with ``list_capabilities`` instead.

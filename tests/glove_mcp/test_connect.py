@@ -8,7 +8,6 @@ import json
 import logging
 from collections.abc import AsyncIterator
 
-import httpx2
 import mcp_types as types
 import pytest
 
@@ -440,24 +439,7 @@ async def test_closing_while_a_call_waits_on_a_stalled_server_ends_the_call(
     notes.control.release()
 
 
-async def test_connections_share_one_http_client(notes: McpTestServer) -> None:
-    async with McpClientPool() as pool:
-        a = await connect_mcp("a", notes.url, pool=pool)
-        b = await connect_mcp("b", notes.url, pool=pool)
-        shared = pool.client
-        await a.call_tool("read_page", {"page_id": "p1"})
-        await b.call_tool("read_page", {"page_id": "p1"})
-        await a.close()
-        # Closing a connection never closes the shared client.
-        assert not shared.is_closed
-        assert (await b.call_tool("read_page", {"page_id": "p2"})).is_error is False
-        await b.close()
-    assert _is_closed(shared)
-    with pytest.raises(McpStateError):
-        _ = pool.client
-
-
-async def test_without_a_pool_connections_and_mounts_share_the_loops_client(
+async def test_without_a_pool_a_connection_owns_one_and_a_mount_shares_its_own(
     notes: McpTestServer,
 ) -> None:
     a = await connect_mcp("a", notes.url)
@@ -466,19 +448,30 @@ async def test_without_a_pool_connections_and_mounts_share_the_loops_client(
     adapter = MemoryMcpAdapter("c", active=["notes"])
     mount = await mount_mcp(glove, adapter=adapter, entries=[entry])
     glove.build()
-    shared = a._pool.client
-    assert mount.pool.client is shared
+    assert a.pool is not mount.pool
+    connection = mount.connection("notes")
+    assert connection is not None and connection.pool is mount.pool
     await a.close()
-    assert not shared.is_closed  # the mount still uses it
+    # Its own pool closes with it; the mount's stays open.
+    assert [p.closed for p in (a.pool, mount.pool)] == [True, False]
     assert (await glove.process_request("hi")).text == "ok"
     await mount.aclose()
-    assert _is_closed(shared)  # the last user closed it
-    async with await connect_mcp("b", notes.url) as b:
-        assert b._pool.client is not shared  # a new one for the next user
+    assert mount.pool.closed
+    with pytest.raises(McpStateError, match="McpClientPool is closed"):
+        _ = mount.pool.transport
 
 
-def _is_closed(client: httpx2.AsyncClient) -> bool:
-    return client.is_closed
+async def test_a_pool_passed_in_is_never_closed_by_its_users(notes: McpTestServer) -> None:
+    async with McpClientPool() as pool:
+        a = await connect_mcp("a", notes.url, pool=pool)
+        b = await connect_mcp("b", notes.url, pool=pool)
+        assert a.pool is b.pool is pool
+        await a.close()
+        assert not pool.closed
+        assert (await b.call_tool("read_page", {"page_id": "p2"})).is_error is False
+        await b.close()
+        assert not pool.closed
+    assert pool.closed
 
 
 async def test_tokens_never_reach_reprs_errors_or_logs(caplog: pytest.LogCaptureFixture) -> None:
