@@ -41,7 +41,7 @@ import warnings
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx2
 import mcp_types as types
@@ -50,6 +50,7 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from glove_mcp._http import McpClientPool
+from glove_mcp._resource import AsyncResource
 from glove_mcp._session import ProtocolChoice, Session, forget_when_done, leaves
 from glove_mcp.errors import (
     GloveMcpError,
@@ -159,7 +160,7 @@ class ConnectionState(Enum):
     CLOSED = "closed"
 
 
-class McpServerConnection:
+class McpServerConnection(AsyncResource):
     """A persistent connection to one MCP server. Create it with ``connect_mcp``.
 
     Attributes:
@@ -342,12 +343,13 @@ class McpServerConnection:
             if self._own_pool:
                 await self._pool.aclose()
 
-    async def __aenter__(self) -> McpServerConnection:
+    async def aclose(self) -> None:
+        """The same as ``close()``, under ``AsyncResource``'s name."""
+        await self.close()
+
+    async def __aenter__(self) -> Self:
         await self._ensure()
         return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
     # -- requests ----------------------------------------------------------------------------
 
