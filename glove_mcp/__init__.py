@@ -43,6 +43,18 @@ from glove_mcp.mount import McpServerFailed as McpServerFailed
 from glove_mcp.mount import MountState as MountState
 from glove_mcp.mount import WrapTool as WrapTool
 from glove_mcp.mount import mount_mcp as mount_mcp
+from glove_mcp.types import McpAudioContent as McpAudioContent
+from glove_mcp.types import McpCallResult as McpCallResult
+from glove_mcp.types import McpContent as McpContent
+from glove_mcp.types import McpContentAnnotations as McpContentAnnotations
+from glove_mcp.types import McpEmbeddedResource as McpEmbeddedResource
+from glove_mcp.types import McpImageContent as McpImageContent
+from glove_mcp.types import McpResourceContents as McpResourceContents
+from glove_mcp.types import McpResourceLink as McpResourceLink
+from glove_mcp.types import McpTextContent as McpTextContent
+from glove_mcp.types import McpTool as McpTool
+from glove_mcp.types import McpToolAnnotations as McpToolAnnotations
+from glove_mcp.types import TaskSupport as TaskSupport
 
 __all__ = [
     "MCP_NAMESPACE_SEP",
@@ -53,14 +65,22 @@ __all__ = [
     "GloveMcpError",
     "McpActivationError",
     "McpAdapter",
+    "McpAudioContent",
     "McpAuth",
     "McpAuthExpiredError",
+    "McpCallResult",
     "McpCatalogueEntry",
     "McpClientPool",
     "McpConnectionError",
+    "McpContent",
+    "McpContentAnnotations",
+    "McpEmbeddedResource",
+    "McpImageContent",
     "McpInsufficientScopeError",
     "McpMount",
     "McpProtocolError",
+    "McpResourceContents",
+    "McpResourceLink",
     "McpServerActivated",
     "McpServerConnection",
     "McpServerDeactivated",
@@ -68,12 +88,16 @@ __all__ = [
     "McpServerUnavailableError",
     "McpSessionExpiredError",
     "McpStateError",
+    "McpTextContent",
     "McpTimeoutError",
+    "McpTool",
+    "McpToolAnnotations",
     "McpUnknownServerError",
     "MemoryMcpAdapter",
     "MountState",
     "ProtocolChoice",
     "SqliteMcpAdapter",
+    "TaskSupport",
     "TokenSource",
     "ToolFilter",
     "WrapTool",

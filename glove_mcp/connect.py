@@ -49,6 +49,7 @@ from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
 from glove_mcp._http import McpClientPool
 from glove_mcp._resource import AsyncResource
 from glove_mcp._session import ProtocolChoice, Session, forget_when_done, leaves
@@ -63,6 +64,7 @@ from glove_mcp.errors import (
     McpTimeoutError,
     OAuthFlowError,
 )
+from glove_mcp.types import McpCallResult, McpTool
 
 __all__ = [
     "ClientInfo",
@@ -79,7 +81,7 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-ToolFilter = Callable[[str, types.Tool], bool]
+ToolFilter = Callable[[str, McpTool], bool]
 """``filter_tools(namespace, tool) -> bool``: False hides the tool from every consumer."""
 
 _MAX_PAGES = 1000
@@ -136,15 +138,15 @@ def _oauth_advice(exc: SdkOAuthFlowError) -> str:
 
 def include_tool(
     namespace: str,
-    tool: types.Tool,
+    tool: McpTool,
     exclude_tools: Collection[str] = (),
     filter_tools: ToolFilter | None = None,
 ) -> bool:
     """The single gate deciding whether a server tool is offered: callable without task
-    augmentation (a tool whose ``execution.taskSupport`` is ``"required"`` fails every plain
-    call, and glove_mcp does not run tasks), not in ``exclude_tools`` (exact, un-namespaced
-    names) and accepted by ``filter_tools(namespace, tool)``."""
-    if tool.execution is not None and tool.execution.task_support == "required":
+    augmentation (a tool whose ``task_support`` is ``"required"`` fails every plain call, and
+    glove_mcp does not run tasks), not in ``exclude_tools`` (exact, un-namespaced names) and
+    accepted by ``filter_tools(namespace, tool)``."""
+    if tool.task_support == "required":
         return False
     if tool.name in exclude_tools:
         return False
@@ -474,7 +476,7 @@ class McpServerConnection(AsyncResource):
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def list_tools(self) -> list[types.Tool]:
+    async def list_tools(self) -> list[McpTool]:
         """Every tool the server offers, following pagination, minus those ``include_tool``
         rejects (``exclude_tools`` and ``filter_tools``).
 
@@ -505,15 +507,14 @@ class McpServerConnection(AsyncResource):
                     f"the server repeated the pagination cursor {cursor!r}",
                 )
             seen.add(cursor)
+        offered = (tool_from_sdk(t) for t in tools)
         return [
             t
-            for t in tools
+            for t in offered
             if include_tool(self.namespace, t, self.exclude_tools, self.filter_tools)
         ]
 
-    async def call_tool(
-        self, name: str, args: dict[str, Any] | None = None
-    ) -> types.CallToolResult:
+    async def call_tool(self, name: str, args: dict[str, Any] | None = None) -> McpCallResult:
         """Call the server tool ``name`` (its real, un-namespaced name).
 
         A tool that failed on the server comes back with ``is_error=True``; this raises only
@@ -530,7 +531,7 @@ class McpServerConnection(AsyncResource):
         async def call(s: ClientSession) -> types.CallToolResult:
             return await s.call_tool(name, arguments=args)
 
-        return await self._request(f"tools/call {name!r}", call)
+        return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
 
     def __repr__(self) -> str:
         where = self.url or f"stdio:{self.command[0] if self.command else '?'}"

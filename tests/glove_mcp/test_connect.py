@@ -8,7 +8,6 @@ import json
 import logging
 from collections.abc import AsyncIterator
 
-import mcp_types as types
 import pytest
 
 from glove_core import Glove, ScriptedModel
@@ -20,8 +19,11 @@ from glove_mcp import (
     McpProtocolError,
     McpServerUnavailableError,
     McpStateError,
+    McpTextContent,
     McpTimeoutError,
+    McpTool,
     MemoryMcpAdapter,
+    TaskSupport,
     adapter_auth,
     bearer,
     connect_mcp,
@@ -71,14 +73,14 @@ async def test_server_side_tool_error_comes_back_as_is_error(notes: McpTestServe
     async with await connect_mcp("notes", notes.url) as conn:
         result = await conn.call_tool("read_page", {"page_id": "nope"})
     assert result.is_error
-    assert isinstance(result.content[0], types.TextContent)
+    assert isinstance(result.content[0], McpTextContent)
     assert "no page with id 'nope'" in result.content[0].text
 
 
 async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) -> None:
-    def no_writes(namespace: str, tool: types.Tool) -> bool:
+    def no_writes(namespace: str, tool: McpTool) -> bool:
         assert namespace == "notes"
-        return bool(tool.annotations and tool.annotations.read_only_hint)
+        return tool.read_only
 
     async with await connect_mcp(
         "notes", notes.url, exclude_tools=["search_pages"], filter_tools=no_writes
@@ -87,7 +89,7 @@ async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) 
     assert "search_pages" not in names
     assert "create_page" not in names and "update_page" not in names
     assert "read_page" in names
-    tool = types.Tool(name="x", input_schema={"type": "object"})
+    tool = McpTool(name="x", input_schema={"type": "object"})
     assert include_tool("s", tool)
     assert not include_tool("s", tool, exclude_tools={"x"})
     assert not include_tool("s", tool, filter_tools=lambda ns, t: False)
@@ -97,9 +99,10 @@ async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) 
     ("support", "offered"),
     [(None, True), ("optional", True), ("forbidden", True), ("required", False)],
 )
-def test_a_tool_that_only_runs_as_a_task_is_not_offered(support: str | None, offered: bool) -> None:
-    execution = types.ToolExecution(task_support=support) if support else None
-    tool = types.Tool(name="research", input_schema={"type": "object"}, execution=execution)
+def test_a_tool_that_only_runs_as_a_task_is_not_offered(
+    support: TaskSupport | None, offered: bool
+) -> None:
+    tool = McpTool(name="research", task_support=support)
     assert include_tool("s", tool) is offered
 
 
@@ -113,7 +116,7 @@ async def test_follows_tool_list_pagination() -> None:
         result = await conn.call_tool("tool_24", {"x": "y"})
     assert [t.name for t in tools] == [f"tool_{i}" for i in range(25)]
     assert listed == [None, "10", "20"]
-    assert isinstance(result.content[0], types.TextContent)
+    assert isinstance(result.content[0], McpTextContent)
     assert result.content[0].text == "tool_24 [('x', 'y')]"
 
 
