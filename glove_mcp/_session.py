@@ -17,9 +17,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from contextlib import AsyncExitStack
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import httpx2
@@ -32,9 +32,11 @@ from pydantic import ValidationError
 
 from glove_mcp._http import McpClientPool, observe_status
 
-__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves"]
+__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
 
 logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 _CANCEL_GRACE = 5.0
 
@@ -238,3 +240,47 @@ def leaves(exc: BaseException) -> list[BaseException]:
             found.extend(leaves(inner))
         return found
     return [exc]
+
+
+async def run_request(
+    session: Session,
+    op: Callable[[ClientSession], Coroutine[Any, Any, _T]],
+    limit: float | None,
+    background: set[asyncio.Task[Any]],
+) -> _T:
+    """Run the request ``op`` on ``session`` within ``limit`` seconds (None: no limit);
+    raises ``TimeoutError`` when it runs out.
+
+    Giving up on a request makes the SDK send a courtesy ``notifications/cancelled`` and wait
+    (shielded, up to 5 s) until it is written. On the stateless protocol over HTTP that costs
+    nothing: the transport turns it into closing the request's own response, never a request
+    to the server. So there the call runs in the caller's task, and a timeout or a cancelled
+    caller returns at once (a task per call measured 2-3% of a call's time against the local
+    test server).
+
+    On the handshake protocol, and over stdio, the notification goes to the server, which may
+    be stalled: there the call runs in a task of its own, so neither our timeout nor a
+    cancelled caller waits on it. On our timeout the session is torn down first, so that send
+    fails at once; a cancelled caller leaves the request to finish in the background (held in
+    ``background``, the caller's set, until it does).
+    """
+    assert session.session is not None
+    if session.abandons_locally:
+        async with asyncio.timeout(limit):
+            return await op(session.session)
+    task = asyncio.create_task(op(session.session))
+    try:
+        done, _ = await asyncio.wait({task}, timeout=limit)
+    except BaseException:
+        # Our caller was cancelled; let the request's own cleanup finish in the background.
+        task.cancel()
+        background.add(task)
+        task.add_done_callback(forget_when_done(background))
+        raise
+    if not done:
+        await session.shutdown(0)
+        task.cancel()
+        background.add(task)
+        task.add_done_callback(forget_when_done(background))
+        raise TimeoutError
+    return task.result()

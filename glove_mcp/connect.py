@@ -34,35 +34,31 @@ pair gives us the session, the transport and the HTTP client to own explicitly.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib.metadata
 import logging
 import warnings
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Self, TypeVar
 
 import httpx2
 import mcp_types as types
-from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
+from glove_mcp._failures import Answers, auth_expired, open_failure, request_failure
 from glove_mcp._http import McpClientPool
 from glove_mcp._resource import AsyncResource
-from glove_mcp._session import ProtocolChoice, Session, forget_when_done, leaves
+from glove_mcp._session import ProtocolChoice, Session, run_request
+from glove_mcp._tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
-    GloveMcpError,
-    McpAuthExpiredError,
     McpInsufficientScopeError,
     McpProtocolError,
     McpServerUnavailableError,
     McpSessionExpiredError,
     McpStateError,
     McpTimeoutError,
-    OAuthFlowError,
 )
 from glove_mcp.types import McpCallResult, McpTool
 
@@ -81,76 +77,7 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-ToolFilter = Callable[[str, McpTool], bool]
-"""``filter_tools(namespace, tool) -> bool``: False hides the tool from every consumer."""
-
 _MAX_PAGES = 1000
-
-
-@functools.cache
-def _package_version() -> str:
-    # Cached: reading the installed metadata costs ~0.5 ms, once per connection otherwise.
-    try:
-        return importlib.metadata.version("glove")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
-        return "0"
-
-
-@dataclass(frozen=True)
-class ClientInfo:
-    """How this client introduces itself to servers (``initialize`` / ``server/discover``)."""
-
-    name: str = "glove"
-    version: str = ""
-
-    def to_mcp(self) -> types.Implementation:
-        """The SDK's ``Implementation`` model."""
-        return types.Implementation(name=self.name, version=self.version or _package_version())
-
-
-def _oauth_advice(exc: SdkOAuthFlowError) -> str:
-    """The SDK's OAuth failure in one line, with what to do about it."""
-    text = " ".join(str(exc).split())
-    lowered = text.lower()
-    if "issuer" in lowered:
-        advice = (
-            "the authorization server is not the one the MCP server names; check the server "
-            "URL, and do not log in until its operator fixes its metadata"
-        )
-    elif "registration" in lowered:
-        advice = (
-            "the authorization server refused to register this client; ask its operator for a "
-            "client id and pass it as pre_registered_client"
-        )
-    elif "unsupported_grant_type" in lowered or "unauthorized_client" in lowered:
-        advice = "the authorization server does not issue tokens this way for this client"
-    elif "invalid_grant" in lowered:
-        advice = (
-            "the authorization code was not accepted (mistyped, expired or already used); "
-            "log in again"
-        )
-    elif "does not match" in lowered and "resource" in lowered:
-        advice = "the server's metadata is for another resource; check the server URL"
-    else:
-        advice = "check the server URL and log in again"
-    return f"{text[:300]} ({advice})"
-
-
-def include_tool(
-    namespace: str,
-    tool: McpTool,
-    exclude_tools: Collection[str] = (),
-    filter_tools: ToolFilter | None = None,
-) -> bool:
-    """The single gate deciding whether a server tool is offered: callable without task
-    augmentation (a tool whose ``task_support`` is ``"required"`` fails every plain call, and
-    glove_mcp does not run tasks), not in ``exclude_tools`` (exact, un-namespaced names) and
-    accepted by ``filter_tools(namespace, tool)``."""
-    if tool.task_support == "required":
-        return False
-    if tool.name in exclude_tools:
-        return False
-    return filter_tools is None or bool(filter_tools(namespace, tool))
 
 
 class ConnectionState(Enum):
@@ -314,7 +241,9 @@ class McpServerConnection(AsyncResource):
                 await fresh.shutdown(0)
                 if isinstance(exc, asyncio.CancelledError):
                     raise
-                raise self._translate(exc, fresh, "connect") from exc
+                raise open_failure(
+                    exc, fresh, auth=self._auth, what="connect", timeout=self.connect_timeout
+                ) from exc
             # Remembered: a server that rejected server/discover once is not probed again.
             self.protocol = fresh.protocol
             return fresh
@@ -355,120 +284,46 @@ class McpServerConnection(AsyncResource):
 
     # -- requests ----------------------------------------------------------------------------
 
-    def _auth_expired(self) -> McpAuthExpiredError:
-        failure = getattr(self._auth, "last_error", None)
-        detail = f"{type(failure).__name__}: {failure}" if failure is not None else None
-        return McpAuthExpiredError(self.namespace, self.url, detail)
-
-    def _translate(self, exc: BaseException, session: Session, what: str) -> GloveMcpError:
-        """Map what the SDK raised to one of our errors."""
-        if isinstance(exc, GloveMcpError):
-            return exc
-        found = leaves(exc)
-        for leaf in found:
-            # A login run by the connection's auth (an OAuth provider) failed: that, not the
-            # transport's exception group, is what the caller must see.
-            if isinstance(leaf, GloveMcpError):
-                return leaf
-            if isinstance(leaf, SdkOAuthFlowError):
-                return OAuthFlowError(_oauth_advice(leaf)).about(self.namespace, self.url)
-        if session.unauthorized:
-            return self._auth_expired()
-        for leaf in found:
-            if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
-                return McpTimeoutError(self.namespace, self.url, what, self.connect_timeout)
-        for leaf in found:
-            if isinstance(leaf, httpx2.TransportError | OSError):
-                return McpServerUnavailableError(self.namespace, self.url, type(leaf).__name__)
-        for leaf in found:
-            if isinstance(leaf, MCPError):
-                if leaf.error.code == types.CONNECTION_CLOSED:
-                    return McpServerUnavailableError(self.namespace, self.url, "connection closed")
-                return McpProtocolError(self.namespace, what, leaf.error.code, leaf.error.message)
-        return McpServerUnavailableError(self.namespace, self.url, f"{type(exc).__name__}: {exc}")
-
-    async def _timed(
-        self, session: Session, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
-    ) -> _T:
-        """Run ``op`` under ``call_timeout``; raises ``TimeoutError`` when it runs out.
-
-        Giving up on a request makes the SDK send a courtesy ``notifications/cancelled`` and
-        wait (shielded, up to 5 s) until it is written. On the stateless protocol over HTTP
-        that costs nothing: the transport turns it into closing the request's own response,
-        never a request to the server. So there the call runs in the caller's task, and a
-        timeout or a cancelled caller returns at once (a task per call measured 2-3% of a
-        call's time against the local test server).
-
-        On the handshake protocol, and over stdio, the notification goes to the server, which
-        may be stalled: there the call runs in a task of its own, so neither our timeout nor a
-        cancelled caller waits on it. On our timeout the session is torn down first, so that
-        send fails at once; a cancelled caller leaves the request to finish in the background.
-        """
-        assert session.session is not None
-        if session.abandons_locally:
-            async with asyncio.timeout(self.call_timeout):
-                return await op(session.session)
-        task = asyncio.create_task(op(session.session))
-        try:
-            done, _ = await asyncio.wait({task}, timeout=self.call_timeout)
-        except BaseException:
-            # Our caller was cancelled; let the request's own cleanup finish in the background.
-            task.cancel()
-            self._background.add(task)
-            task.add_done_callback(forget_when_done(self._background))
-            raise
-        if not done:
-            await self._drop(session)
-            task.cancel()
-            self._background.add(task)
-            task.add_done_callback(forget_when_done(self._background))
-            raise TimeoutError
-        return task.result()
-
     async def _request(
         self, what: str, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
     ) -> _T:
         for attempt in (1, 2):
             session = await self._ensure()
             assert session.session is not None
-            before_401, before_404 = session.unauthorized, session.not_found
-            before_403 = session.insufficient_scope
+            before = Answers.of(session)
             try:
-                return await self._timed(session, op)
+                return await run_request(session, op, self.call_timeout, self._background)
             except TimeoutError as exc:
                 await self._drop(session)
                 raise McpTimeoutError(self.namespace, self.url, what, self.call_timeout) from exc
             except MCPError as exc:
-                if session.unauthorized > before_401:
-                    raise self._auth_expired() from exc
-                if session.insufficient_scope > before_403:
+                failure = request_failure(exc, session, before)
+                if failure == "unauthorized":
+                    raise auth_expired(self.namespace, self.url, self._auth) from exc
+                if failure == "insufficient_scope":
                     raise McpInsufficientScopeError(
                         self.namespace, self.url, session.required_scope
                     ) from exc
-                code = exc.error.code
-                expired = session.not_found > before_404 or (
-                    code == types.INVALID_REQUEST and exc.error.message == "Session terminated"
-                )
-                if expired:
-                    await self._drop(session)
+                if failure == "error":
+                    raise McpProtocolError(
+                        self.namespace, what, exc.error.code, exc.error.message
+                    ) from exc
+                await self._drop(session)
+                if failure == "expired":
                     if attempt == 1:
                         logger.info(
                             "MCP server %r expired the session; re-initializing", self.namespace
                         )
                         continue
                     raise McpSessionExpiredError(self.namespace, self.url) from exc
-                if code == types.REQUEST_TIMEOUT:
-                    await self._drop(session)
+                if failure == "timeout":
                     raise McpTimeoutError(
                         self.namespace, self.url, what, self.call_timeout
                     ) from exc
-                if code == types.CONNECTION_CLOSED or not session.alive:
-                    await self._drop(session)
-                    self._check_open()
-                    raise McpServerUnavailableError(
-                        self.namespace, self.url, "connection closed"
-                    ) from exc
-                raise McpProtocolError(self.namespace, what, code, exc.error.message) from exc
+                self._check_open()
+                raise McpServerUnavailableError(
+                    self.namespace, self.url, "connection closed"
+                ) from exc
             except (httpx2.TransportError, OSError) as exc:
                 await self._drop(session)
                 raise McpServerUnavailableError(
