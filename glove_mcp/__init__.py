@@ -14,6 +14,7 @@ from glove_mcp.bridge import bridged_tool_name as bridged_tool_name
 from glove_mcp.bridge import convert_call_result as convert_call_result
 from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
 from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
+from glove_mcp.catalogue import CatalogueItem as CatalogueItem
 from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
 from glove_mcp.catalogue import match_entries as match_entries
 from glove_mcp.connect import ClientInfo as ClientInfo
@@ -60,6 +61,7 @@ __all__ = [
     "MCP_NAMESPACE_SEP",
     "AmbiguityPolicy",
     "CatalogueIndex",
+    "CatalogueItem",
     "ClientInfo",
     "ConnectionState",
     "GloveMcpError",

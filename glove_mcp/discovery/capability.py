@@ -9,12 +9,22 @@ Glove and offered from its next model call; the result says which.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from glove_core import Glove, PlainMemoryStore, Tool, ToolContext, ToolResultData, run_subagent
-from glove_mcp.catalogue import CatalogueIndex
+from glove_core import (
+    Glove,
+    ModelAdapter,
+    PlainMemoryStore,
+    Tool,
+    ToolContext,
+    ToolResultData,
+    run_subagent,
+)
+from glove_mcp.adapter import McpAdapter
+from glove_mcp.discovery.index import CatalogueIndex, CatalogueItem
 from glove_mcp.discovery.prompts import DEFAULT_CATALOGUE_BUDGET, policy_prompt
 from glove_mcp.errors import (
     McpActivationError,
@@ -23,14 +33,76 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 
-if TYPE_CHECKING:
-    from glove_mcp.mount import McpMount
-
-__all__ = ["FIND_CAPABILITY", "MCP_PICKER", "discovery_tool"]
+__all__ = ["FIND_CAPABILITY", "MCP_PICKER", "DiscoveryEntry", "DiscoveryMount", "discovery_tool"]
 
 FIND_CAPABILITY = "find_capability"
 MCP_PICKER = "mcp_picker"
 """The renderer name of the ``ask_user`` display slot."""
+
+
+class DiscoveryEntry(CatalogueItem, Protocol):
+    """What discovery reads of a catalogue entry; ``McpCatalogueEntry`` is one."""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """Free-form data; ``"login_command"`` overrides the login advice."""
+        ...
+
+
+class DiscoveryMount(Protocol):
+    """What ``find_capability`` needs of the mount it activates servers on; ``McpMount`` is
+    one. Discovery reads the catalogue and the main Glove, and asks the mount to activate."""
+
+    @property
+    def glove(self) -> Glove:
+        """The main agent."""
+        ...
+
+    @property
+    def adapter(self) -> McpAdapter:
+        """The conversation's adapter (which servers are active)."""
+        ...
+
+    @property
+    def entries(self) -> Mapping[str, DiscoveryEntry]:
+        """The catalogue, by id."""
+        ...
+
+    @property
+    def loaded(self) -> list[str]:
+        """Ids whose tools are folded now."""
+        ...
+
+    @property
+    def ambiguity_policy(self) -> str:
+        """``"interactive"``, ``"auto-pick-best"`` or ``"defer-to-main"``."""
+        ...
+
+    @property
+    def subagent_model(self) -> ModelAdapter | None:
+        """The subagent's model (None: the main agent's)."""
+        ...
+
+    @property
+    def subagent_system_prompt(self) -> str | None:
+        """Replaces the subagent's prompt."""
+        ...
+
+    def tool_names(self, id: str) -> Mapping[str, str]:
+        """The folded tools of server ``id``: bridged name → real name."""
+        ...
+
+    def connection(self, id: str) -> object | None:
+        """The open connection of server ``id``, if it is loaded."""
+        ...
+
+    async def activate(self, id: str) -> list[str]:
+        """Load server ``id`` and fold its tools; returns their names."""
+        ...
+
+    async def deactivate(self, id: str) -> list[str]:
+        """Switch server ``id`` off; returns the tool names switched off."""
+        ...
 
 
 class FindCapabilityInput(BaseModel):
@@ -57,7 +129,7 @@ class AskInput(BaseModel):
     options: list[str] = Field(min_length=1, description="Catalogue ids to choose from.")
 
 
-def login_command(mount: McpMount, id: str) -> str:
+def login_command(mount: DiscoveryMount, id: str) -> str:
     """The command that logs in to server ``id`` (``metadata["login_command"]`` overrides)."""
     entry = mount.entries.get(id)
     custom = entry.metadata.get("login_command") if entry else None
@@ -82,7 +154,7 @@ def _error(message: str) -> ToolResultData:
 class _Discovery:
     """The tools of one mount's discovery subagent."""
 
-    def __init__(self, mount: McpMount, budget_tokens: int) -> None:
+    def __init__(self, mount: DiscoveryMount, budget_tokens: int) -> None:
         self.mount = mount
         self.budget_tokens = budget_tokens
         # Tool names make servers findable by what they can do; start with those loaded now.
@@ -239,7 +311,7 @@ class _Discovery:
         return ToolResultData(data=body, render_data={"activated": added, "tools": new_tools})
 
 
-def discovery_tool(mount: McpMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:
+def discovery_tool(mount: DiscoveryMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:
     """The ``find_capability`` tool for ``mount`` (``mount_mcp`` folds it).
 
     Args:

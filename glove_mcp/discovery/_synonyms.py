@@ -1,4 +1,4 @@
-"""Query-side language knowledge for catalogue ranking, built from ``glove_mcp._lexicon``.
+"""Query-side language knowledge for catalogue ranking, built from ``glove_mcp.discovery._lexicon``.
 
 Turns a query's text into stems the ranking can use:
 
@@ -8,7 +8,7 @@ Turns a query's text into stems the ranking can use:
 2. multi-word expressions (``PHRASES``) are replaced by their gloss, so "balance sheet" is not a
    spreadsheet and "reports to" is not a report;
 3. words nobody knows are corrected by one edit against the catalogue's words and the lexicon's
-   (``glove_mcp._spelling``);
+   (``glove_mcp.discovery._spelling``);
 4. the text is tokenised and stemmed, and abbreviations gain their long form ("pr").
 
 ``expansions`` then gives each stem's synonyms and hints, and ``is_weak`` marks common words
@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from types import MappingProxyType
 from typing import NamedTuple
 
-from glove_mcp._lexicon import (
+from glove_mcp.discovery._lexicon import (
     ABBREVIATIONS,
     CONTENT_MARKERS,
     HINTS,
@@ -32,7 +32,7 @@ from glove_mcp._lexicon import (
     THAT_CLAUSE_STARTS,
     WEAK_WORDS,
 )
-from glove_mcp._text import STOP_WORDS, stem, tokenize
+from glove_mcp.discovery._text import STOP_WORDS, stem, tokenize
 
 __all__ = [
     "QueryText",
@@ -165,7 +165,7 @@ def rewrite_query(text: str, correct: Callable[[str], str | None] | None = None)
     Args:
         text: the query as typed.
         correct: returns the word a misspelt word stands for, or ``None`` to keep it (see
-            ``glove_mcp._spelling.Speller``); ``None`` leaves spelling alone.
+            ``glove_mcp.discovery._spelling.Speller``); ``None`` leaves spelling alone.
 
     Returns:
         The request, the topic and the mentions, each lower-case words separated by spaces;

@@ -16,7 +16,7 @@ code hosting, payments, monitoring, weather, ...), never from particular queries
 * ``WEAK_WORDS``: common words that seldom tell services apart ("new", "day", "left");
   they still count, at a fraction.
 
-Words are written plainly; ``glove_mcp._synonyms`` stems them once at import.
+Words are written plainly; ``glove_mcp.discovery._synonyms`` stems them once at import.
 """
 
 from __future__ import annotations
