@@ -3,7 +3,8 @@
 - ``capability``: the ``find_capability`` subagent and its tools; ``prompts``: its prompts.
 - ``index``: ranking a catalogue (``CatalogueIndex``, ``match_entries``), built on the private
   ``_ranking`` (BM25F), ``_text`` (tokens and stems), ``_synonyms`` (query rewriting and
-  expansion), ``_spelling`` (one-edit corrections) and ``_lexicon`` (the word lists).
+  expansion), ``_spelling`` (one-edit corrections) and ``_lexicon`` (the word lists of
+  ``data/lexicon.toml``).
 """
 
 from glove_mcp.discovery.capability import FIND_CAPABILITY as FIND_CAPABILITY

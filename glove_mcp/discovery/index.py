@@ -2,10 +2,10 @@
 
 ``match_entries`` answers "which server does this need?" from natural phrasing: the query is
 read for pasted shapes, multi-word expressions, typos and its topic (``_synonyms``), tokenised
-and stemmed (``_text``), expanded with a general-purpose lexicon (``_lexicon``), corrected by
-one edit (``_spelling``) and scored with BM25F over each entry's name, tags, description and
-the tool names of servers seen before (``_ranking``). Keep a ``CatalogueIndex`` to rank many
-queries over one catalogue.
+and stemmed (``_text``), expanded with a general-purpose lexicon (``_lexicon``, whose word
+lists are ``data/lexicon.toml``), corrected by one edit (``_spelling``) and scored with BM25F
+over each entry's name, tags, description and the tool names of servers seen before
+(``_ranking``). Keep a ``CatalogueIndex`` to rank many queries over one catalogue.
 
 It ranks anything shaped like a catalogue entry (``CatalogueItem``); the catalogue's
 ``McpCatalogueEntry`` is the one glove_mcp uses, and ``glove_mcp.catalogue`` re-exports both
