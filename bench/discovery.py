@@ -48,7 +48,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from glove_mcp import CatalogueIndex, McpCatalogueEntry, match_entries
-from glove_mcp._synonyms import lexicon_size
+from glove_mcp.discovery._synonyms import lexicon_size
 
 __all__ = ["main"]
 

@@ -12,6 +12,7 @@ GLOVE_OAUTH_FILE, GLOVE_DB (default ./agents.db), PORT (default 8765; 0 picks a 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
 import sys
@@ -20,7 +21,7 @@ from contextlib import AsyncExitStack
 import uvicorn
 
 from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SqliteStore
-from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
+from glove_mcp import McpCatalogueEntry, McpClientPool, SqliteMcpAdapter, mount_mcp
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
 from glove_mcp.server import HeadlessServer
 
@@ -45,7 +46,9 @@ async def token(server_id: str) -> str | None:
     return await SOURCE.access_token() if await STORE.get("linear") else None
 
 
-async def agent_for(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+async def agent_for(
+    session_id: str, store: SqliteStore, stack: AsyncExitStack, *, pool: McpClientPool
+) -> Glove:
     agent = Glove(
         model=pick_model(),
         system_prompt="You manage the team's Linear issues. Be brief.",
@@ -55,19 +58,24 @@ async def agent_for(session_id: str, store: SqliteStore, stack: AsyncExitStack) 
     adapter = SqliteMcpAdapter(DB, session_id, tokens=token)
     if not await adapter.get_active():
         await adapter.activate("linear")  # every session starts with Linear
-    mount = await mount_mcp(agent, adapter=adapter, entries=[LINEAR])
+    mount = await mount_mcp(agent, adapter=adapter, entries=[LINEAR], pool=pool)
     stack.push_async_callback(mount.aclose)
     return agent
 
 
 async def main() -> None:
-    server = HeadlessServer(DB, os.environ.get("GLOVE_API_KEY", ""), agent_for)
+    # One HTTP transport (sockets, TLS context) for every session's mount, closed last.
+    pool = McpClientPool()
+    server = HeadlessServer(
+        DB, os.environ.get("GLOVE_API_KEY", ""), functools.partial(agent_for, pool=pool)
+    )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", int(os.environ.get("PORT", "8765"))))
     print(f"serving on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
     config = uvicorn.Config(server.app, log_level="warning")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    async with pool:
+        await uvicorn.Server(config).serve(sockets=[sock])
 
 
 if __name__ == "__main__":

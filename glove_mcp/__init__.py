@@ -14,12 +14,14 @@ from glove_mcp.bridge import bridged_tool_name as bridged_tool_name
 from glove_mcp.bridge import convert_call_result as convert_call_result
 from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
 from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
+from glove_mcp.catalogue import CatalogueItem as CatalogueItem
 from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
 from glove_mcp.catalogue import match_entries as match_entries
 from glove_mcp.connect import ClientInfo as ClientInfo
 from glove_mcp.connect import ConnectionState as ConnectionState
 from glove_mcp.connect import McpClientPool as McpClientPool
 from glove_mcp.connect import McpServerConnection as McpServerConnection
+from glove_mcp.connect import ProtocolChoice as ProtocolChoice
 from glove_mcp.connect import ToolFilter as ToolFilter
 from glove_mcp.connect import connect_mcp as connect_mcp
 from glove_mcp.connect import include_tool as include_tool
@@ -43,25 +45,46 @@ from glove_mcp.mount import McpMount as McpMount
 from glove_mcp.mount import MountState as MountState
 from glove_mcp.mount import WrapTool as WrapTool
 from glove_mcp.mount import mount_mcp as mount_mcp
+from glove_mcp.types import McpAudioContent as McpAudioContent
+from glove_mcp.types import McpCallResult as McpCallResult
+from glove_mcp.types import McpContent as McpContent
+from glove_mcp.types import McpContentAnnotations as McpContentAnnotations
+from glove_mcp.types import McpEmbeddedResource as McpEmbeddedResource
+from glove_mcp.types import McpImageContent as McpImageContent
+from glove_mcp.types import McpResourceContents as McpResourceContents
+from glove_mcp.types import McpResourceLink as McpResourceLink
+from glove_mcp.types import McpTextContent as McpTextContent
+from glove_mcp.types import McpTool as McpTool
+from glove_mcp.types import McpToolAnnotations as McpToolAnnotations
+from glove_mcp.types import TaskSupport as TaskSupport
 
 __all__ = [
     "MCP_NAMESPACE_SEP",
     "AmbiguityPolicy",
     "CatalogueIndex",
+    "CatalogueItem",
     "ClientInfo",
     "ConnectionState",
     "GloveMcpError",
     "McpActivationError",
     "McpAdapter",
+    "McpAudioContent",
     "McpAuth",
     "McpAuthExpiredError",
+    "McpCallResult",
     "McpCatalogueEntry",
     "McpClientPool",
     "McpConnectionError",
+    "McpContent",
+    "McpContentAnnotations",
+    "McpEmbeddedResource",
     "McpEvent",
+    "McpImageContent",
     "McpInsufficientScopeError",
     "McpMount",
     "McpProtocolError",
+    "McpResourceContents",
+    "McpResourceLink",
     "McpServerActivated",
     "McpServerConnection",
     "McpServerDeactivated",
@@ -69,11 +92,16 @@ __all__ = [
     "McpServerUnavailableError",
     "McpSessionExpiredError",
     "McpStateError",
+    "McpTextContent",
     "McpTimeoutError",
+    "McpTool",
+    "McpToolAnnotations",
     "McpUnknownServerError",
     "MemoryMcpAdapter",
     "MountState",
+    "ProtocolChoice",
     "SqliteMcpAdapter",
+    "TaskSupport",
     "TokenSource",
     "ToolFilter",
     "WrapTool",

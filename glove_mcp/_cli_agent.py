@@ -20,6 +20,7 @@ from glove_core import (
 )
 from glove_mcp._cli_config import CliError, data_dir, load_catalogue, open_token_store
 from glove_mcp._console import ConsolePrinter, chat_loop
+from glove_mcp._http import McpClientPool
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
@@ -142,10 +143,12 @@ async def serve(args: argparse.Namespace) -> int:
         assert model is not None
         glove = Glove(model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=True)
         adapter = SqliteMcpAdapter(db, session_id, tokens=_token_lookup(store, entries))
-        mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+        mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
         stack.push_async_callback(mount.aclose)
         return glove
 
+    # One HTTP transport for every session's mount; closed after the server (and its mounts).
+    pool = McpClientPool()
     server = HeadlessServer(str(db), api_key, factory)
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
@@ -159,5 +162,6 @@ async def serve(args: argparse.Namespace) -> int:
     port = sock.getsockname()[1]
     print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
     config = uvicorn.Config(server.app, log_level="warning")
-    await uvicorn.Server(config).serve(sockets=[sock])
+    async with pool:
+        await uvicorn.Server(config).serve(sockets=[sock])
     return 0

@@ -1,148 +1,181 @@
-"""The shared HTTP client of MCP connections, and the per-connection view of it.
+"""HTTP for MCP connections: one shared transport, and a client of its own for each session.
 
-``McpClientPool`` holds one ``httpx2.AsyncClient`` (one connection pool, one TLS context) for
-every MCP connection of a process. The SDK's transport takes an ``AsyncClient``, and auth lives
-on the client, so each connection gets a light ``_ScopedClient`` whose requests are sent
-through the shared client with that connection's ``auth`` and ``timeout``: connections share
-sockets, never credentials.
+``McpClientPool`` holds one ``httpx2`` transport (a connection pool and a TLS context) that
+MCP connections share. The SDK's transport takes an ``httpx2.AsyncClient``, and auth lives on
+the client, so each session gets an ``AsyncClient`` of its own (``new_client``), with its own
+``auth`` and ``timeout``, over the shared transport: connections share sockets, never
+credentials. Such a client costs about 0.05 ms to make; a transport about 60 ms (its TLS
+context), which is what the pool saves.
 
-Two things the scoped client does so that a session costs fewer requests and sockets (measured
-on a 10-server mount against the notes test server: about 3 ms less client CPU and 2-3 ms less
-server CPU per server, and two TCP connections per session, close included, instead of five):
+Ownership: the pool creates its transport on first use and closes it in ``aclose()`` (a
+transport passed in is never closed by the pool); a session creates its client and closes it
+when the session ends, which leaves the pool's transport open. ``connect_mcp`` and ``mount_mcp``
+called without ``pool=`` create a pool of their own and close it when they close.
+
+Two things each session's client does so that a session costs fewer requests and sockets
+(measured on a 10-server mount against the notes test server: about 3 ms less client CPU and
+2-3 ms less server CPU per server, and two TCP connections per session, close included,
+instead of five):
 
 - It does not open the standalone server-to-client SSE stream. The SDK's transport sends that
   ``GET`` right after ``notifications/initialized``, for messages a server sends outside any
   request (``list_changed`` notifications, unsolicited pings). glove_mcp uses none of them, and
-  the spec makes the stream optional for the client, so the scoped client answers that ``GET``
-  itself with an empty stream that stays open until the session ends: no request, no socket,
-  no server-side stream kept alive for the session's whole life. Resumption ``GET``s (they carry
-  ``Last-Event-ID``) still go to the server.
+  the spec makes the stream optional for the client, so the client's transport answers that
+  ``GET`` itself with an empty stream that stays open until the session ends: no request, no
+  socket, no server-side stream kept alive for the session's whole life. Resumption ``GET``\\s
+  (they carry ``Last-Event-ID``) still go to the server.
 - It lets a POST's SSE response finish. The SDK closes the response as soon as the JSON-RPC
   answer has arrived, just before the server's end-of-stream, which forces HTTP/1.1 to drop the
   socket; reading that last bit first (bounded in bytes and time, after the caller already has
   its answer) returns the socket to the pool for the session's next request.
+
+Proxies: like an ``httpx2.AsyncClient`` left to its defaults, the pool's own transport goes
+through the proxies the environment names (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, or
+the system's settings) except for hosts ``NO_PROXY`` exempts, and trusts ``SSL_CERT_FILE``.
 """
 
 from __future__ import annotations
 
-import asyncio
-import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any
+import urllib.request
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
+from ssl import SSLContext
 
 import anyio
 import httpx2
 
+from glove_mcp._resource import AsyncResource
 from glove_mcp.errors import McpStateError
 
-__all__ = ["McpClientPool", "borrow_pool", "observe_status", "return_pool"]
-
-
-class McpClientPool:
-    """Holds the one ``httpx2.AsyncClient`` that MCP connections of a process share.
-
-    Args:
-        client: an existing client to use (never closed by the pool); when omitted one is
-            created on first use and closed by ``aclose()``.
-        timeout: the created client's timeout in seconds (connect, write, pool); reads wait up
-            to ``read_timeout`` because tool calls and SSE streams can be slow.
-        read_timeout: seconds a response may stay silent.
-    """
-
-    def __init__(
-        self,
-        client: httpx2.AsyncClient | None = None,
-        *,
-        timeout: float = 30.0,
-        read_timeout: float = 300.0,
-    ) -> None:
-        self._client = client
-        self._owned = client is None
-        self._timeout = httpx2.Timeout(timeout, read=read_timeout)
-        self._closed = False
-        self._borrowers = 0  # users counted by borrow_pool / return_pool
-
-    @property
-    def client(self) -> httpx2.AsyncClient:
-        """The shared client (created on first access)."""
-        if self._closed:
-            raise McpStateError("this McpClientPool is closed; create a new one")
-        if self._client is None:
-            self._client = httpx2.AsyncClient(timeout=self._timeout, follow_redirects=False)
-        return self._client
-
-    def scoped(
-        self, auth: httpx2.Auth | None, timeout: httpx2.Timeout, *, server_stream: bool = True
-    ) -> httpx2.AsyncClient:
-        """A light client for one connection: its requests go through the shared client, with
-        this connection's ``auth`` and ``timeout``.
-
-        Args:
-            auth: the connection's credentials, applied per request.
-            timeout: the connection's timeouts.
-            server_stream: False answers the transport's standalone server-to-client SSE
-                ``GET`` locally with an idle stream (see the module docstring).
-        """
-        return _ScopedClient(self.client, auth, timeout, server_stream=server_stream)
-
-    async def aclose(self) -> None:
-        """Close the client if the pool created it (idempotent)."""
-        if self._closed:
-            return
-        self._closed = True
-        if self._owned and self._client is not None:
-            await self._client.aclose()
-
-    async def __aenter__(self) -> McpClientPool:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
-
-
-# The pool that connections and mounts created without ``pool=`` share, one per event loop
-# (an AsyncClient's sockets belong to the loop that opened them), counted by its users.
-_SHARED: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, McpClientPool] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def borrow_pool() -> McpClientPool:
-    """The running event loop's shared pool, counting one more user; hand it back with
-    ``return_pool``. So every connection of a process shares one client (one TLS context,
-    one set of sockets) without anyone having to pass a pool, and the client is closed when
-    the last user is done. Outside an event loop: a private pool for one user."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:
-        loop = None
-    pool = _SHARED.get(loop) if loop is not None else None
-    if pool is None:
-        pool = McpClientPool()
-        if loop is not None:
-            _SHARED[loop] = pool
-    pool._borrowers += 1
-    return pool
-
-
-async def return_pool(pool: McpClientPool) -> None:
-    """One user of a ``borrow_pool`` pool is done; the last one closes it."""
-    pool._borrowers -= 1
-    if pool._borrowers > 0:
-        return
-    for loop, shared in list(_SHARED.items()):
-        if shared is pool:
-            del _SHARED[loop]  # before closing: a borrower arriving meanwhile gets a new pool
-    await pool.aclose()
-
-
-class _Unused(httpx2.AsyncBaseTransport):
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        raise RuntimeError("scoped MCP clients send through the shared client")
-
+__all__ = ["McpClientPool", "observe_status"]
 
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_SECONDS = 0.5
+
+
+class McpClientPool(AsyncResource):
+    """One HTTP transport (sockets, TLS context) that MCP connections share.
+
+    Pass one pool to every ``connect_mcp`` and ``mount_mcp`` that should share sockets (say,
+    one per process in a server that mounts per session) and close it after them; without
+    ``pool=`` each connection or mount makes its own and closes it.
+
+    Args:
+        transport: the transport to share, e.g. ``httpx2.AsyncHTTPTransport(verify=...,
+            proxy=...)``; the pool never closes it. When omitted, the pool creates one on
+            first use (honouring the environment's proxy and certificate settings) and closes
+            it in ``aclose()``.
+    """
+
+    def __init__(self, transport: httpx2.AsyncBaseTransport | None = None) -> None:
+        self._transport = transport
+        self._owned = transport is None
+        self._closed = False
+
+    @property
+    def closed(self) -> bool:
+        """Whether ``aclose()`` was called."""
+        return self._closed
+
+    @property
+    def transport(self) -> httpx2.AsyncBaseTransport:
+        """The shared transport (created on first access).
+
+        Raises:
+            McpStateError: the pool is closed.
+        """
+        if self._closed:
+            raise McpStateError("this McpClientPool is closed; create a new one")
+        if self._transport is None:
+            self._transport = _environment_transport()
+        return self._transport
+
+    def new_client(
+        self,
+        auth: httpx2.Auth | None = None,
+        timeout: httpx2.Timeout | float = 30.0,
+        *,
+        server_stream: bool = True,
+    ) -> httpx2.AsyncClient:
+        """A new client for one session, sending through the shared transport. The caller owns
+        it and closes it; closing it leaves the shared transport open.
+
+        Args:
+            auth: the session's credentials, applied to every request.
+            timeout: the session's timeouts.
+            server_stream: False answers the SDK's standalone server-to-client SSE ``GET``
+                locally with an idle stream (see the module docstring).
+
+        Raises:
+            McpStateError: the pool is closed.
+        """
+        return httpx2.AsyncClient(
+            auth=auth,
+            timeout=timeout,
+            transport=_SessionTransport(self.transport, server_stream=server_stream),
+            follow_redirects=False,
+            trust_env=False,  # the shared transport already took what the environment says
+        )
+
+    async def aclose(self) -> None:
+        """Close the transport if the pool created it (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._owned and self._transport is not None:
+            await self._transport.aclose()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<McpClientPool {state}>"
+
+
+def _environment_transport() -> httpx2.AsyncBaseTransport:
+    """A direct transport, or a router through the environment's proxies when it names any."""
+    context = httpx2.create_ssl_context()  # the costly part: made once, shared by all routes
+    direct = httpx2.AsyncHTTPTransport(verify=context)
+    found = urllib.request.getproxies()
+    proxies = {
+        scheme: url if "://" in url else f"http://{url}"
+        for scheme in ("http", "https", "all")
+        if (url := found.get(scheme))
+    }
+    return _ProxyRouter(direct, proxies, context) if proxies else direct
+
+
+class _ProxyRouter(httpx2.AsyncBaseTransport):
+    """Sends each request through its scheme's proxy, or directly for exempt hosts."""
+
+    def __init__(
+        self, direct: httpx2.AsyncHTTPTransport, proxies: Mapping[str, str], context: SSLContext
+    ) -> None:
+        self._direct = direct
+        self._proxies = dict(proxies)
+        self._context = context
+        self._through: dict[str, httpx2.AsyncHTTPTransport] = {}  # proxy URL -> transport
+        self._exempt: dict[str, bool] = {}  # host -> NO_PROXY says go direct
+
+    def _route(self, url: httpx2.URL) -> httpx2.AsyncHTTPTransport:
+        proxy = self._proxies.get(url.scheme) or self._proxies.get("all")
+        if proxy is None:
+            return self._direct
+        exempt = self._exempt.get(url.host)
+        if exempt is None:
+            exempt = self._exempt[url.host] = bool(urllib.request.proxy_bypass(url.host))
+        if exempt:
+            return self._direct
+        transport = self._through.get(proxy)
+        if transport is None:
+            transport = httpx2.AsyncHTTPTransport(verify=self._context, proxy=proxy)
+            self._through[proxy] = transport
+        return transport
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        return await self._route(request.url).handle_async_request(request)
+
+    async def aclose(self) -> None:
+        transports, self._through = [self._direct, *self._through.values()], {}
+        for transport in transports:
+            await transport.aclose()
 
 
 def _mentions_sse(headers: httpx2.Headers, name: str) -> bool:
@@ -190,30 +223,15 @@ class _DrainOnClose(httpx2.AsyncByteStream):
             await self._inner.aclose()
 
 
-class _ScopedClient(httpx2.AsyncClient):
-    """Builds requests with its own settings and sends them through the shared client."""
+class _SessionTransport(httpx2.AsyncBaseTransport):
+    """One session's view of the shared transport (see the module docstring); closing it
+    leaves the shared transport open."""
 
-    def __init__(
-        self,
-        shared: httpx2.AsyncClient,
-        auth: httpx2.Auth | None,
-        timeout: httpx2.Timeout,
-        *,
-        server_stream: bool = True,
-    ) -> None:
-        super().__init__(transport=_Unused(), trust_env=False, timeout=timeout)
+    def __init__(self, shared: httpx2.AsyncBaseTransport, *, server_stream: bool) -> None:
         self._shared = shared
-        self._scoped_auth = auth
         self._server_stream = server_stream
 
-    async def send(
-        self,
-        request: httpx2.Request,
-        *,
-        stream: bool = False,
-        auth: Any = None,
-        follow_redirects: Any = False,
-    ) -> httpx2.Response:
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if (
             not self._server_stream
             and request.method == "GET"
@@ -226,14 +244,10 @@ class _ScopedClient(httpx2.AsyncClient):
                 stream=_IdleStream(),
                 request=request,
             )
-        chosen = auth if isinstance(auth, httpx2.Auth) else self._scoped_auth
-        response = await self._shared.send(
-            request, stream=stream, auth=chosen, follow_redirects=bool(follow_redirects)
-        )
+        response = await self._shared.handle_async_request(request)
         body = response.stream
         if (
-            stream
-            and request.method == "POST"
+            request.method == "POST"
             and isinstance(body, httpx2.AsyncByteStream)
             and _mentions_sse(response.headers, "content-type")
         ):
@@ -241,8 +255,7 @@ class _ScopedClient(httpx2.AsyncClient):
         return response
 
     async def aclose(self) -> None:
-        # The shared client belongs to the pool.
-        return None
+        return None  # the shared transport belongs to the pool
 
 
 class _Observed(httpx2.Auth):

@@ -8,7 +8,8 @@ bridged tool always calls the server by its real name.
 Results: ``structured_content`` when the server sent it, else the text blocks joined by newlines.
 Images go to the model as ``ImagePart`` in ``ToolResultData.content``. Audio has no content part
 in glove_core, so the model sees a text placeholder ``[audio: <mime>, <n> bytes]``; the bytes
-stay in ``render_data`` (the full content list, as JSON) for the application's UI. A result
+stay in ``render_data`` (the full content list in MCP's JSON shape, empty fields left out) for
+the application's UI. A result
 over ``max_result_chars`` is cut, with a notice saying how much was cut.
 """
 
@@ -20,11 +21,19 @@ import json
 import re
 from typing import Any
 
-import mcp_types as types
-
 from glove_core import ImagePart, Tool, ToolContext, ToolResultData
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
+from glove_mcp.types import (
+    McpAudioContent,
+    McpCallResult,
+    McpContent,
+    McpEmbeddedResource,
+    McpImageContent,
+    McpResourceLink,
+    McpTextContent,
+    McpTool,
+)
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
@@ -128,18 +137,18 @@ def _shape(node: Any, defs: dict[str, Any], depth: int, seen: frozenset[str]) ->
 # -- results -----------------------------------------------------------------------------------
 
 
-def _text_of(block: types.ContentBlock) -> str | None:
-    if isinstance(block, types.TextContent):
+def _text_of(block: McpContent) -> str | None:
+    if isinstance(block, McpTextContent):
         return block.text
-    if isinstance(block, types.AudioContent):
+    if isinstance(block, McpAudioContent):
         size = len(base64.b64decode(block.data, validate=False)) if block.data else 0
         return f"[audio: {block.mime_type}, {size} bytes; not shown to the model]"
-    if isinstance(block, types.EmbeddedResource):
+    if isinstance(block, McpEmbeddedResource):
         resource = block.resource
-        if isinstance(resource, types.TextResourceContents):
+        if resource.text is not None:
             return resource.text
         return f"[resource {resource.uri} ({resource.mime_type or 'binary'})]"
-    if isinstance(block, types.ResourceLink):
+    if isinstance(block, McpResourceLink):
         return f"[resource link {block.uri}: {block.name}]"
     return None
 
@@ -157,16 +166,18 @@ def _cut(text: str, limit: int) -> str:
 def convert_call_result(
     namespace: str,
     tool_name: str,
-    result: types.CallToolResult,
+    result: McpCallResult,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
 ) -> ToolResultData:
-    """Turn an MCP ``CallToolResult`` into a ``ToolResultData`` (see the module docstring)."""
-    render = [block.model_dump(mode="json", by_alias=True) for block in result.content]
+    """Turn an ``McpCallResult`` into a ``ToolResultData`` (see the module docstring)."""
+    render = [
+        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
+    ]
     texts = [t for block in result.content if (t := _text_of(block)) is not None]
     images = [
         ImagePart(media_type=block.mime_type, data=block.data)
         for block in result.content
-        if isinstance(block, types.ImageContent)
+        if isinstance(block, McpImageContent)
     ]
     joined = "\n".join(texts)
     if result.is_error:
@@ -190,14 +201,14 @@ def convert_call_result(
 # -- the bridged tool -------------------------------------------------------------------------
 
 
-def _description(tool: types.Tool) -> str:
+def _description(tool: McpTool) -> str:
     text = (tool.description or tool.title or tool.name).strip()
     if tool.output_schema:
         text = f"{text}\n\nReturns: {json_schema_to_shape(dict(tool.output_schema))}"
     return text
 
 
-def _input_schema(tool: types.Tool) -> dict[str, Any]:
+def _input_schema(tool: McpTool) -> dict[str, Any]:
     schema = dict(tool.input_schema or {})
     # Providers require an object schema; a server that omits the type still means one.
     schema.setdefault("type", "object")
@@ -208,7 +219,7 @@ def _input_schema(tool: types.Tool) -> dict[str, Any]:
 
 def bridge_mcp_tool(
     connection: McpServerConnection,
-    tool: types.Tool,
+    tool: McpTool,
     server_mode: bool,
     *,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
@@ -230,7 +241,7 @@ def bridge_mcp_tool(
     """
     namespace = connection.namespace
     real_name = tool.name
-    read_only = bool(tool.annotations and tool.annotations.read_only_hint)
+    read_only = tool.read_only
 
     async def do(input: dict[str, Any], ctx: ToolContext) -> ToolResultData:
         try:

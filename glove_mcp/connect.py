@@ -6,10 +6,11 @@ the task that opened a transport closes it, so ``close()`` only signals the owne
 it works from any task, which avoids the "Attempted to exit cancel scope in a different task"
 error other frameworks hit.
 
-HTTP goes through one shared ``httpx2.AsyncClient`` held by an ``McpClientPool``: connections
-and mounts made without ``pool=`` share one per event loop, closed when the last of them
-closes. Each connection adds its own ``auth`` per request, so connections share sockets but
-never credentials.
+HTTP goes through the transport of an ``McpClientPool`` (``glove_mcp._http``): pass one pool
+to several connections and mounts to share its sockets and TLS context; without ``pool=`` a
+connection makes its own and closes it when it closes. Each session sends through a client of
+its own carrying the connection's ``auth``, so connections share sockets but never
+credentials.
 
 Recovery contract of ``list_tools`` and ``call_tool``:
 
@@ -33,40 +34,40 @@ pair gives us the session, the transport and the HTTP client to own explicitly.
 from __future__ import annotations
 
 import asyncio
-import functools
-import importlib.metadata
 import logging
+import warnings
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
 from enum import Enum
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx2
 import mcp_types as types
-from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
-from glove_mcp._http import McpClientPool, borrow_pool, return_pool
-from glove_mcp._session import Protocol, Session, forget_when_done, leaves
+from glove_mcp._client_info import ClientInfo
+from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
+from glove_mcp._failures import Answers, auth_expired, open_failure, request_failure
+from glove_mcp._http import McpClientPool
+from glove_mcp._resource import AsyncResource
+from glove_mcp._session import ProtocolChoice, Session, run_request
+from glove_mcp._tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
-    GloveMcpError,
-    McpAuthExpiredError,
     McpInsufficientScopeError,
     McpProtocolError,
     McpServerUnavailableError,
     McpSessionExpiredError,
     McpStateError,
     McpTimeoutError,
-    OAuthFlowError,
 )
+from glove_mcp.types import McpCallResult, McpTool
 
 __all__ = [
     "ClientInfo",
     "ConnectionState",
     "McpClientPool",
     "McpServerConnection",
-    "Protocol",
+    "ProtocolChoice",
     "ToolFilter",
     "connect_mcp",
     "include_tool",
@@ -76,76 +77,7 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 
-ToolFilter = Callable[[str, types.Tool], bool]
-"""``filter_tools(namespace, tool) -> bool``: False hides the tool from every consumer."""
-
 _MAX_PAGES = 1000
-
-
-@functools.cache
-def _package_version() -> str:
-    # Cached: reading the installed metadata costs ~0.5 ms, once per connection otherwise.
-    try:
-        return importlib.metadata.version("glove")
-    except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
-        return "0"
-
-
-@dataclass(frozen=True)
-class ClientInfo:
-    """How this client introduces itself to servers (``initialize`` / ``server/discover``)."""
-
-    name: str = "glove"
-    version: str = ""
-
-    def to_mcp(self) -> types.Implementation:
-        """The SDK's ``Implementation`` model."""
-        return types.Implementation(name=self.name, version=self.version or _package_version())
-
-
-def _oauth_advice(exc: SdkOAuthFlowError) -> str:
-    """The SDK's OAuth failure in one line, with what to do about it."""
-    text = " ".join(str(exc).split())
-    lowered = text.lower()
-    if "issuer" in lowered:
-        advice = (
-            "the authorization server is not the one the MCP server names; check the server "
-            "URL, and do not log in until its operator fixes its metadata"
-        )
-    elif "registration" in lowered:
-        advice = (
-            "the authorization server refused to register this client; ask its operator for a "
-            "client id and pass it as pre_registered_client"
-        )
-    elif "unsupported_grant_type" in lowered or "unauthorized_client" in lowered:
-        advice = "the authorization server does not issue tokens this way for this client"
-    elif "invalid_grant" in lowered:
-        advice = (
-            "the authorization code was not accepted (mistyped, expired or already used); "
-            "log in again"
-        )
-    elif "does not match" in lowered and "resource" in lowered:
-        advice = "the server's metadata is for another resource; check the server URL"
-    else:
-        advice = "check the server URL and log in again"
-    return f"{text[:300]} ({advice})"
-
-
-def include_tool(
-    namespace: str,
-    tool: types.Tool,
-    exclude_tools: Collection[str] = (),
-    filter_tools: ToolFilter | None = None,
-) -> bool:
-    """The single gate deciding whether a server tool is offered: callable without task
-    augmentation (a tool whose ``execution.taskSupport`` is ``"required"`` fails every plain
-    call, and glove_mcp does not run tasks), not in ``exclude_tools`` (exact, un-namespaced
-    names) and accepted by ``filter_tools(namespace, tool)``."""
-    if tool.execution is not None and tool.execution.task_support == "required":
-        return False
-    if tool.name in exclude_tools:
-        return False
-    return filter_tools is None or bool(filter_tools(namespace, tool))
 
 
 class ConnectionState(Enum):
@@ -157,7 +89,7 @@ class ConnectionState(Enum):
     CLOSED = "closed"
 
 
-class McpServerConnection:
+class McpServerConnection(AsyncResource):
     """A persistent connection to one MCP server. Create it with ``connect_mcp``.
 
     Attributes:
@@ -181,7 +113,7 @@ class McpServerConnection:
         connect_timeout: float = 30.0,
         call_timeout: float | None = 300.0,
         close_timeout: float = 5.0,
-        protocol: Protocol = "auto",
+        protocol: ProtocolChoice = "auto",
     ) -> None:
         if protocol not in ("auto", "legacy"):
             raise ValueError(
@@ -201,15 +133,16 @@ class McpServerConnection:
         self._client_info = (client_info or ClientInfo()).to_mcp()
         self.exclude_tools = frozenset(exclude_tools)
         self.filter_tools = filter_tools
+        # Without a pool the connection makes its own, and closes it when it closes.
         self._own_pool = pool is None
-        self._pool = pool if pool is not None else borrow_pool()
+        self._pool = pool if pool is not None else McpClientPool()
         # No HTTP read limit: a tool call's SSE response may stay silent for a long time; request
         # deadlines are enforced per call (call_timeout).
         self._timeout = httpx2.Timeout(connect_timeout, read=None)
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
-        self.protocol: Protocol = protocol
+        self.protocol: ProtocolChoice = protocol
         """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
         self._session: Session | None = None
         self._connecting = asyncio.Lock()
@@ -218,6 +151,12 @@ class McpServerConnection:
         """How many times a new session replaced a broken or expired one."""
         self._sessions_opened = 0
         self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def pool(self) -> McpClientPool:
+        """The ``McpClientPool`` it sends through: the one passed in, or its own (closed with
+        the connection)."""
+        return self._pool
 
     @property
     def state(self) -> ConnectionState:
@@ -302,7 +241,9 @@ class McpServerConnection:
                 await fresh.shutdown(0)
                 if isinstance(exc, asyncio.CancelledError):
                     raise
-                raise self._translate(exc, fresh, "connect") from exc
+                raise open_failure(
+                    exc, fresh, auth=self._auth, what="connect", timeout=self.connect_timeout
+                ) from exc
             # Remembered: a server that rejected server/discover once is not probed again.
             self.protocol = fresh.protocol
             return fresh
@@ -331,86 +272,17 @@ class McpServerConnection:
                 await session.shutdown(self.close_timeout)
         finally:
             if self._own_pool:
-                await return_pool(self._pool)
+                await self._pool.aclose()
 
-    async def __aenter__(self) -> McpServerConnection:
+    async def aclose(self) -> None:
+        """The same as ``close()``, under ``AsyncResource``'s name."""
+        await self.close()
+
+    async def __aenter__(self) -> Self:
         await self._ensure()
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
-
     # -- requests ----------------------------------------------------------------------------
-
-    def _auth_expired(self) -> McpAuthExpiredError:
-        failure = getattr(self._auth, "last_error", None)
-        detail = f"{type(failure).__name__}: {failure}" if failure is not None else None
-        return McpAuthExpiredError(self.namespace, self.url, detail)
-
-    def _translate(self, exc: BaseException, session: Session, what: str) -> GloveMcpError:
-        """Map what the SDK raised to one of our errors."""
-        if isinstance(exc, GloveMcpError):
-            return exc
-        found = leaves(exc)
-        for leaf in found:
-            # A login run by the connection's auth (an OAuth provider) failed: that, not the
-            # transport's exception group, is what the caller must see.
-            if isinstance(leaf, GloveMcpError):
-                return leaf
-            if isinstance(leaf, SdkOAuthFlowError):
-                return OAuthFlowError(_oauth_advice(leaf)).about(self.namespace, self.url)
-        if session.unauthorized:
-            return self._auth_expired()
-        for leaf in found:
-            if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
-                return McpTimeoutError(self.namespace, self.url, what, self.connect_timeout)
-        for leaf in found:
-            if isinstance(leaf, httpx2.TransportError | OSError):
-                return McpServerUnavailableError(self.namespace, self.url, type(leaf).__name__)
-        for leaf in found:
-            if isinstance(leaf, MCPError):
-                if leaf.error.code == types.CONNECTION_CLOSED:
-                    return McpServerUnavailableError(self.namespace, self.url, "connection closed")
-                return McpProtocolError(self.namespace, what, leaf.error.code, leaf.error.message)
-        return McpServerUnavailableError(self.namespace, self.url, f"{type(exc).__name__}: {exc}")
-
-    async def _timed(
-        self, session: Session, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
-    ) -> _T:
-        """Run ``op`` under ``call_timeout``; raises ``TimeoutError`` when it runs out.
-
-        Giving up on a request makes the SDK send a courtesy ``notifications/cancelled`` and
-        wait (shielded, up to 5 s) until it is written. On the stateless protocol over HTTP
-        that costs nothing: the transport turns it into closing the request's own response,
-        never a request to the server. So there the call runs in the caller's task, and a
-        timeout or a cancelled caller returns at once (a task per call measured 2-3% of a
-        call's time against the local test server).
-
-        On the handshake protocol, and over stdio, the notification goes to the server, which
-        may be stalled: there the call runs in a task of its own, so neither our timeout nor a
-        cancelled caller waits on it. On our timeout the session is torn down first, so that
-        send fails at once; a cancelled caller leaves the request to finish in the background.
-        """
-        assert session.session is not None
-        if session.abandons_locally:
-            async with asyncio.timeout(self.call_timeout):
-                return await op(session.session)
-        task = asyncio.create_task(op(session.session))
-        try:
-            done, _ = await asyncio.wait({task}, timeout=self.call_timeout)
-        except BaseException:
-            # Our caller was cancelled; let the request's own cleanup finish in the background.
-            task.cancel()
-            self._background.add(task)
-            task.add_done_callback(forget_when_done(self._background))
-            raise
-        if not done:
-            await self._drop(session)
-            task.cancel()
-            self._background.add(task)
-            task.add_done_callback(forget_when_done(self._background))
-            raise TimeoutError
-        return task.result()
 
     async def _request(
         self, what: str, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
@@ -418,44 +290,40 @@ class McpServerConnection:
         for attempt in (1, 2):
             session = await self._ensure()
             assert session.session is not None
-            before_401, before_404 = session.unauthorized, session.not_found
-            before_403 = session.insufficient_scope
+            before = Answers.of(session)
             try:
-                return await self._timed(session, op)
+                return await run_request(session, op, self.call_timeout, self._background)
             except TimeoutError as exc:
                 await self._drop(session)
                 raise McpTimeoutError(self.namespace, self.url, what, self.call_timeout) from exc
             except MCPError as exc:
-                if session.unauthorized > before_401:
-                    raise self._auth_expired() from exc
-                if session.insufficient_scope > before_403:
+                failure = request_failure(exc, session, before)
+                if failure == "unauthorized":
+                    raise auth_expired(self.namespace, self.url, self._auth) from exc
+                if failure == "insufficient_scope":
                     raise McpInsufficientScopeError(
                         self.namespace, self.url, session.required_scope
                     ) from exc
-                code = exc.error.code
-                expired = session.not_found > before_404 or (
-                    code == types.INVALID_REQUEST and exc.error.message == "Session terminated"
-                )
-                if expired:
-                    await self._drop(session)
+                if failure == "error":
+                    raise McpProtocolError(
+                        self.namespace, what, exc.error.code, exc.error.message
+                    ) from exc
+                await self._drop(session)
+                if failure == "expired":
                     if attempt == 1:
                         logger.info(
                             "MCP server %r expired the session; re-initializing", self.namespace
                         )
                         continue
                     raise McpSessionExpiredError(self.namespace, self.url) from exc
-                if code == types.REQUEST_TIMEOUT:
-                    await self._drop(session)
+                if failure == "timeout":
                     raise McpTimeoutError(
                         self.namespace, self.url, what, self.call_timeout
                     ) from exc
-                if code == types.CONNECTION_CLOSED or not session.alive:
-                    await self._drop(session)
-                    self._check_open()
-                    raise McpServerUnavailableError(
-                        self.namespace, self.url, "connection closed"
-                    ) from exc
-                raise McpProtocolError(self.namespace, what, code, exc.error.message) from exc
+                self._check_open()
+                raise McpServerUnavailableError(
+                    self.namespace, self.url, "connection closed"
+                ) from exc
             except (httpx2.TransportError, OSError) as exc:
                 await self._drop(session)
                 raise McpServerUnavailableError(
@@ -463,7 +331,7 @@ class McpServerConnection:
                 ) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def list_tools(self) -> list[types.Tool]:
+    async def list_tools(self) -> list[McpTool]:
         """Every tool the server offers, following pagination, minus those ``include_tool``
         rejects (``exclude_tools`` and ``filter_tools``).
 
@@ -494,15 +362,14 @@ class McpServerConnection:
                     f"the server repeated the pagination cursor {cursor!r}",
                 )
             seen.add(cursor)
+        offered = (tool_from_sdk(t) for t in tools)
         return [
             t
-            for t in tools
+            for t in offered
             if include_tool(self.namespace, t, self.exclude_tools, self.filter_tools)
         ]
 
-    async def call_tool(
-        self, name: str, args: dict[str, Any] | None = None
-    ) -> types.CallToolResult:
+    async def call_tool(self, name: str, args: dict[str, Any] | None = None) -> McpCallResult:
         """Call the server tool ``name`` (its real, un-namespaced name).
 
         A tool that failed on the server comes back with ``is_error=True``; this raises only
@@ -519,7 +386,7 @@ class McpServerConnection:
         async def call(s: ClientSession) -> types.CallToolResult:
             return await s.call_tool(name, arguments=args)
 
-        return await self._request(f"tools/call {name!r}", call)
+        return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
 
     def __repr__(self) -> str:
         where = self.url or f"stdio:{self.command[0] if self.command else '?'}"
@@ -539,7 +406,7 @@ async def connect_mcp(
     pool: McpClientPool | None = None,
     connect_timeout: float = 30.0,
     call_timeout: float | None = 300.0,
-    protocol: Protocol = "auto",
+    protocol: ProtocolChoice = "auto",
 ) -> McpServerConnection:
     """Open a persistent session to an MCP server over Streamable HTTP, or over stdio.
 
@@ -552,8 +419,8 @@ async def connect_mcp(
         client_info: how the client introduces itself.
         exclude_tools: server tool names (un-namespaced) never listed.
         filter_tools: ``(namespace, tool) -> bool``; False hides a tool.
-        pool: the HTTP client holder to send through; by default the pool every connection
-            and mount of the event loop shares (closed when the last of them closes).
+        pool: the HTTP transport to share with other connections (never closed here); by
+            default the connection makes its own and closes it with the connection.
         connect_timeout: seconds for connecting and the opening request (``server/discover``
             or ``initialize``).
         call_timeout: seconds a tool call may take (None: no limit).
@@ -589,3 +456,15 @@ async def connect_mcp(
         await conn.close()
         raise
     return conn
+
+
+def __getattr__(name: str) -> Any:
+    # ``Protocol`` was this type's name until it was seen to shadow ``typing.Protocol``.
+    if name == "Protocol":
+        warnings.warn(
+            "glove_mcp.connect.Protocol is deprecated: use glove_mcp.ProtocolChoice",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ProtocolChoice
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

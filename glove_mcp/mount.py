@@ -24,7 +24,6 @@ from typing import Literal
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
-from glove_mcp._http import borrow_pool, return_pool
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.bridge import bridge_mcp_tool
@@ -117,7 +116,7 @@ class McpMount:
         self.filter_tools = filter_tools
         self.wrap_tool = wrap_tool
         self._own_pool = pool is None
-        self.pool = pool if pool is not None else borrow_pool()
+        self.pool = pool if pool is not None else McpClientPool()
         self._loaded: dict[str, _Loaded] = {}
         # Every bridged tool offered, in the order first loaded: a server switched off keeps
         # its tools here (switched off in the conversation), so the tool list never shrinks.
@@ -351,7 +350,7 @@ class McpMount:
                     logger.warning("closing an MCP connection failed", exc_info=result)
         finally:
             if self._own_pool:
-                await return_pool(self.pool)
+                await self.pool.aclose()
 
     async def __aenter__(self) -> McpMount:
         return self
@@ -395,8 +394,8 @@ async def mount_mcp(
         filter_tools: ``(server_id, tool) -> bool``; False hides a tool.
         wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before it is
             offered.
-        pool: the HTTP client holder to send through; by default the pool every connection
-            and mount of the event loop shares (closed when the last of them closes).
+        pool: the HTTP transport to share with other mounts and connections (never closed
+            here); by default the mount makes its own and closes it in ``aclose()``.
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
             its prompt while it fits this many tokens (about four characters each); a larger
             catalogue is searched with ``list_capabilities`` instead.

@@ -3,14 +3,14 @@
 Each call builds a small child Glove (its own in-memory store; the main agent's model unless
 ``subagent_model`` is given; the main agent's display manager, so ``ask_user`` reaches the
 application) with the tools ``list_capabilities``, ``activate``, ``deactivate`` and — under the
-interactive policy only — ``ask_user``. Activated servers' tools are offered to the *main*
-Glove (the mount is one of its tool sources) from its next model call; the result says which.
+interactive policy only — ``ask_user``. Activated servers' tools are folded onto the *main*
+Glove and offered from its next model call; the result says which.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -18,8 +18,7 @@ from glove_core import Glove, ModelAdapter, Tool, ToolContext, ToolResultData
 from glove_core.stores.memory import PlainMemoryStore
 from glove_core.subagents import run_subagent
 from glove_mcp.adapter import McpAdapter
-from glove_mcp.catalogue import CatalogueIndex, McpCatalogueEntry
-from glove_mcp.connect import McpServerConnection
+from glove_mcp.discovery.index import CatalogueIndex, CatalogueItem
 from glove_mcp.discovery.prompts import DEFAULT_CATALOGUE_BUDGET, policy_prompt
 from glove_mcp.errors import (
     McpActivationError,
@@ -28,16 +27,25 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 
-__all__ = ["FIND_CAPABILITY", "MCP_PICKER", "DiscoveryMount", "discovery_tool"]
+__all__ = ["FIND_CAPABILITY", "MCP_PICKER", "DiscoveryEntry", "DiscoveryMount", "discovery_tool"]
 
 FIND_CAPABILITY = "find_capability"
 MCP_PICKER = "mcp_picker"
 """The renderer name of the ``ask_user`` display slot."""
 
 
+class DiscoveryEntry(CatalogueItem, Protocol):
+    """What discovery reads of a catalogue entry; ``McpCatalogueEntry`` is one."""
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        """Free-form data; ``"login_command"`` overrides the login advice."""
+        ...
+
+
 class DiscoveryMount(Protocol):
-    """What discovery uses of its mount (an ``McpMount``). A protocol, so that this module
-    does not import ``mount.py``, which imports it to fold ``find_capability``."""
+    """What ``find_capability`` needs of the mount it activates servers on; ``McpMount`` is
+    one. Discovery reads the catalogue and the main Glove, and asks the mount to activate."""
 
     @property
     def glove(self) -> Glove:
@@ -46,17 +54,17 @@ class DiscoveryMount(Protocol):
 
     @property
     def adapter(self) -> McpAdapter:
-        """The conversation's adapter."""
+        """The conversation's adapter (which servers are active)."""
         ...
 
     @property
-    def entries(self) -> Mapping[str, McpCatalogueEntry]:
+    def entries(self) -> Mapping[str, DiscoveryEntry]:
         """The catalogue, by id."""
         ...
 
     @property
     def loaded(self) -> list[str]:
-        """Ids whose tools are loaded now."""
+        """Ids whose tools are folded now."""
         ...
 
     @property
@@ -71,19 +79,19 @@ class DiscoveryMount(Protocol):
 
     @property
     def subagent_system_prompt(self) -> str | None:
-        """Replaces the subagent's prompt when given."""
+        """Replaces the subagent's prompt."""
         ...
 
-    def tool_names(self, id: str) -> dict[str, str]:
-        """Bridged name → real name of server ``id``'s loaded tools."""
+    def tool_names(self, id: str) -> Mapping[str, str]:
+        """The folded tools of server ``id``: bridged name → real name."""
         ...
 
-    def connection(self, id: str) -> McpServerConnection | None:
-        """Server ``id``'s open connection, if loaded."""
+    def connection(self, id: str) -> object | None:
+        """The open connection of server ``id``, if it is loaded."""
         ...
 
     async def activate(self, id: str) -> list[str]:
-        """Load server ``id``; returns its tool names."""
+        """Load server ``id`` and fold its tools; returns their names."""
         ...
 
     async def deactivate(self, id: str) -> list[str]:

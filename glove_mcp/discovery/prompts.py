@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.discovery.index import CatalogueItem
 
 __all__ = ["DEFAULT_CATALOGUE_BUDGET", "compact_catalogue", "policy_prompt"]
 
@@ -36,7 +36,7 @@ _POLICIES = {
 }
 
 
-def compact_catalogue(entries: Sequence[McpCatalogueEntry], active: set[str]) -> str:
+def compact_catalogue(entries: Sequence[CatalogueItem], active: set[str]) -> str:
     """One line per entry: ``id — name: description [tags] (active)``."""
     lines = []
     for entry in entries:
@@ -48,7 +48,7 @@ def compact_catalogue(entries: Sequence[McpCatalogueEntry], active: set[str]) ->
 
 def policy_prompt(
     policy: str,
-    entries: Sequence[McpCatalogueEntry],
+    entries: Sequence[CatalogueItem],
     active: set[str],
     budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
 ) -> str:

@@ -1,10 +1,12 @@
 """The loopback callback listener of ``run_mcp_oauth`` and its paste-back alternative.
 
-The listener is a minimal HTTP/1.1 server on 127.0.0.1 (asyncio streams; uvicorn is not a
-runtime dependency). It is bound before client registration, because its redirect URI goes
-into the registration. It answers every request with a small HTML page and settles one
-future with the first decisive callback: a code with the expected ``state``, an ``error=``,
-or a ``state`` mismatch. Paste-back feeds the same future from a line typed on stdin.
+The listener is a minimal HTTP/1.1 server on 127.0.0.1 written on asyncio streams: it serves
+one path for one browser redirect, which needs no ASGI server (uvicorn is a dependency, for
+``glove-mcp serve`` and the test servers, but not used here). It is bound before client
+registration, because its redirect URI goes into the registration. It answers every request
+with a small HTML page and settles one future with the first decisive callback: a code with
+the expected ``state``, an ``error=``, or a ``state`` mismatch. Paste-back feeds
+the same future from a line typed on stdin.
 """
 
 from __future__ import annotations

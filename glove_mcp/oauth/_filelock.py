@@ -1,50 +1,54 @@
-"""A cross-process exclusive lock on a lock file (``fcntl.flock``), usable from asyncio.
+"""A cross-process exclusive lock on a lock file, usable from asyncio, on every platform.
 
-The lock is re-entrant within one task (and the tasks it spawns): a token refresh holds it
-while it calls the store's ``set``, which takes it again. Other tasks and other processes wait.
+The OS-level lock is the ``filelock`` package's (``flock`` on Unix, ``msvcrt.locking`` on
+Windows). Around it: the lock is re-entrant within one task (and the tasks it spawns), because
+a token refresh holds it while it calls the store's ``set``, which takes it again; other tasks
+of this process queue on an ``asyncio.Lock``, other processes on the file.
+
+The file lock is taken by non-blocking attempts, each in a worker thread (opening the file is
+blocking I/O), with asyncio sleeps between them: no thread waits on the lock, a waiting task
+can be cancelled at once, and ``filelock``'s guard against a thread re-taking a lock held by
+another of its instances (a blocking acquire raises "Deadlock" there, and worker threads are
+reused) never applies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextvars
-import fcntl
-import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import filelock
+
 __all__ = ["FileLock"]
 
+_FIRST_RETRY = 0.002
+_LONGEST_RETRY = 0.05
 
-def _open_and_lock(path: Path) -> int:
+
+def _try_lock(lock: filelock.BaseFileLock, path: Path) -> bool:
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
-
-
-def _unlock_and_close(fd: int) -> None:
-    try:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    finally:
-        os.close(fd)
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        return False
+    return True
 
 
 class FileLock:
-    """An exclusive ``flock`` on ``path``, held across processes, re-entrant per task context.
+    """An exclusive lock on ``path``, held across processes, re-entrant per task context.
 
     Args:
-        path: the lock file (created with mode 0600 if missing; never deleted, so every
-            process locks the same inode).
+        path: the lock file (created with mode 0600 if missing, its folder with 0700; never
+            deleted on Unix, so every process locks the same inode).
     """
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        # thread_local=False: it is taken and released in different worker threads.
+        self._file = filelock.FileLock(str(path), mode=0o600, thread_local=False)
         # Tasks inherit a copy of the context, so a task started while the lock is held sees
         # itself as a holder; that is what the re-entrancy is for.
         self._held: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -55,6 +59,25 @@ class FileLock:
     def __repr__(self) -> str:
         return f"FileLock({str(self.path)!r})"
 
+    async def _acquire(self) -> None:
+        delay = _FIRST_RETRY
+        while True:
+            # If we are cancelled while an attempt runs, the thread still finishes; release
+            # what it then took so nobody waits forever.
+            attempt = asyncio.ensure_future(asyncio.to_thread(_try_lock, self._file, self.path))
+            try:
+                if await asyncio.shield(attempt):
+                    return
+            except asyncio.CancelledError:
+                attempt.add_done_callback(self._release_when_taken)
+                raise
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, _LONGEST_RETRY)
+
+    def _release_when_taken(self, attempt: asyncio.Future[bool]) -> None:
+        if not attempt.cancelled() and attempt.exception() is None and attempt.result():
+            self._file.release()
+
     @asynccontextmanager
     async def hold(self) -> AsyncIterator[None]:
         """Hold the lock (waiting off the event loop); re-entrant within the holding task."""
@@ -62,23 +85,10 @@ class FileLock:
             yield
             return
         async with self._local:
-            # The blocking flock runs in a thread. If we are cancelled while it waits, the
-            # thread still finishes; release the lock it then takes so nobody waits forever.
-            future = asyncio.ensure_future(asyncio.to_thread(_open_and_lock, self.path))
-            try:
-                fd = await asyncio.shield(future)
-            except asyncio.CancelledError:
-                future.add_done_callback(_release_when_done)
-                raise
+            await self._acquire()
             token = self._held.set(True)
             try:
                 yield
             finally:
                 self._held.reset(token)
-                await asyncio.to_thread(_unlock_and_close, fd)
-
-
-def _release_when_done(future: asyncio.Future[int]) -> None:
-    if future.cancelled() or future.exception() is not None:
-        return
-    _unlock_and_close(future.result())
+                await asyncio.to_thread(self._file.release)

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlencode, urlparse
 
-import mcp_types as types
 from mcp.shared.auth import OAuthClientInformationFull
 
 from glove_mcp.auth import bearer
@@ -319,7 +318,7 @@ async def _check(
         return None, None
     if isinstance(verify, VerifyToolCall):
         result = await conn.call_tool(verify.name, verify.arguments)
-        text = "\n".join(c.text for c in result.content if isinstance(c, types.TextContent))
+        text = result.text
         if result.is_error:
             raise OAuthVerifyError(
                 f"verify call {verify.name!r} on {server_url} failed: {text[:200]}"

@@ -26,12 +26,13 @@ from collections.abc import (
     MutableMapping,
 )
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, Literal, Self, cast
 
 import uvicorn
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 
+from glove_mcp._resource import AsyncResource
 from glove_mcp.testing.servers import build_notes_server, build_paged_server, build_tracker_server
 
 __all__ = ["ASGIApp", "McpTestServer", "ServerControl", "ServerKind", "build_server", "serve"]
@@ -287,7 +288,7 @@ class _InProcessServer(uvicorn.Server):
             self._exit.set()
 
 
-class McpTestServer:
+class McpTestServer(AsyncResource):
     """One MCP server served over Streamable HTTP by uvicorn on loopback.
 
     Args:
@@ -398,12 +399,13 @@ class McpTestServer:
         if sock is not None:
             sock.close()
 
-    async def __aenter__(self) -> McpTestServer:
+    async def aclose(self) -> None:
+        """The same as ``stop()``, under ``AsyncResource``'s name."""
+        await self.stop()
+
+    async def __aenter__(self) -> Self:
         await self.start()
         return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.stop()
 
 
 @contextlib.asynccontextmanager

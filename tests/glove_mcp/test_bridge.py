@@ -8,7 +8,7 @@ import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-import mcp_types as types
+import mcp_types as sdk
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,7 +28,9 @@ from glove_core import (
 )
 from glove_mcp import (
     MCP_NAMESPACE_SEP,
+    McpCallResult,
     McpServerConnection,
+    McpTextContent,
     bearer,
     bridge_mcp_tool,
     bridged_tool_name,
@@ -36,7 +38,7 @@ from glove_mcp import (
     convert_call_result,
     json_schema_to_shape,
 )
-from glove_mcp.connect import Protocol
+from glove_mcp.connect import ProtocolChoice
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
 
@@ -239,8 +241,8 @@ async def test_large_result_is_cut_with_a_notice(notes: McpServerConnection) -> 
 
 
 def test_structured_result_over_the_limit_is_cut() -> None:
-    result = types.CallToolResult(
-        content=[types.TextContent(text="x")], structured_content={"items": ["a" * 50] * 10}
+    result = McpCallResult(
+        content=(McpTextContent(text="x"),), structured_content={"items": ["a" * 50] * 10}
     )
     data = convert_call_result("s", "t", result, max_result_chars=80)
     assert isinstance(data.data, str)
@@ -286,14 +288,15 @@ async def test_sanitised_name_calls_the_real_tool() -> None:
 
     from mcp.server.lowlevel.server import Server
 
-    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(
-            tools=[types.Tool(name="pages.search", input_schema={"type": "object"})]
+    # The server side is written with the SDK, as a server author would.
+    async def list_tools(ctx: Any, params: Any) -> sdk.ListToolsResult:
+        return sdk.ListToolsResult(
+            tools=[sdk.Tool(name="pages.search", input_schema={"type": "object"})]
         )
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: sdk.CallToolRequestParams) -> sdk.CallToolResult:
         calls.append(params.name)
-        return types.CallToolResult(content=[types.TextContent(text="found")])
+        return sdk.CallToolResult(content=[sdk.TextContent(text="found")])
 
     server = Server("dotted", on_list_tools=list_tools, on_call_tool=call_tool)
     async with serve(server) as url, await connect_mcp("dotted", url) as conn:
@@ -305,7 +308,9 @@ async def test_sanitised_name_calls_the_real_tool() -> None:
 
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
-async def test_aborting_a_request_stops_waiting_on_a_stalled_server(protocol: Protocol) -> None:
+async def test_aborting_a_request_stops_waiting_on_a_stalled_server(
+    protocol: ProtocolChoice,
+) -> None:
     async with (
         McpTestServer("notes") as server,
         await connect_mcp("notes", server.url, protocol=protocol) as conn,

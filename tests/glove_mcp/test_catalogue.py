@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from glove_mcp import CatalogueIndex, McpCatalogueEntry, match_entries
+from glove_mcp import CatalogueIndex, CatalogueItem, McpCatalogueEntry, match_entries
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
 
@@ -27,7 +28,7 @@ def entry(
     )
 
 
-def ids(entries: list[McpCatalogueEntry]) -> list[str]:
+def ids(entries: Sequence[CatalogueItem]) -> list[str]:
     return [e.id for e in entries]
 
 
@@ -252,7 +253,7 @@ def test_bad_arguments_raise_clear_errors(catalogue: list[McpCatalogueEntry]) ->
 
 def test_bad_catalogues_raise_clear_errors() -> None:
     with pytest.raises(TypeError, match="catalogue item 1 is a dict, not an McpCatalogueEntry"):
-        CatalogueIndex([entry("a", "d"), {"id": "b"}])  # type: ignore[list-item]
+        CatalogueIndex([entry("a", "d"), {"id": "b"}])  # type: ignore[type-var]
     with pytest.raises(ValueError, match="catalogue id 'a' appears twice"):
         match_entries([entry("a", "x"), entry("b", "y"), entry("a", "z")], "x")
     index = CatalogueIndex([entry("a", "d")])

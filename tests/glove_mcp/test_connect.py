@@ -8,8 +8,6 @@ import json
 import logging
 from collections.abc import AsyncIterator
 
-import httpx2
-import mcp_types as types
 import pytest
 
 from glove_core import Glove, ScriptedModel
@@ -21,8 +19,11 @@ from glove_mcp import (
     McpProtocolError,
     McpServerUnavailableError,
     McpStateError,
+    McpTextContent,
     McpTimeoutError,
+    McpTool,
     MemoryMcpAdapter,
+    TaskSupport,
     adapter_auth,
     bearer,
     connect_mcp,
@@ -30,7 +31,7 @@ from glove_mcp import (
     include_tool,
     mount_mcp,
 )
-from glove_mcp.connect import ConnectionState, Protocol
+from glove_mcp.connect import ConnectionState, ProtocolChoice
 from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
 from glove_mcp.testing.servers import NOTES_TOOL_NAMES
 
@@ -72,14 +73,14 @@ async def test_server_side_tool_error_comes_back_as_is_error(notes: McpTestServe
     async with await connect_mcp("notes", notes.url) as conn:
         result = await conn.call_tool("read_page", {"page_id": "nope"})
     assert result.is_error
-    assert isinstance(result.content[0], types.TextContent)
+    assert isinstance(result.content[0], McpTextContent)
     assert "no page with id 'nope'" in result.content[0].text
 
 
 async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) -> None:
-    def no_writes(namespace: str, tool: types.Tool) -> bool:
+    def no_writes(namespace: str, tool: McpTool) -> bool:
         assert namespace == "notes"
-        return bool(tool.annotations and tool.annotations.read_only_hint)
+        return tool.read_only
 
     async with await connect_mcp(
         "notes", notes.url, exclude_tools=["search_pages"], filter_tools=no_writes
@@ -88,7 +89,7 @@ async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) 
     assert "search_pages" not in names
     assert "create_page" not in names and "update_page" not in names
     assert "read_page" in names
-    tool = types.Tool(name="x", input_schema={"type": "object"})
+    tool = McpTool(name="x", input_schema={"type": "object"})
     assert include_tool("s", tool)
     assert not include_tool("s", tool, exclude_tools={"x"})
     assert not include_tool("s", tool, filter_tools=lambda ns, t: False)
@@ -98,9 +99,10 @@ async def test_exclude_and_filter_go_through_include_tool(notes: McpTestServer) 
     ("support", "offered"),
     [(None, True), ("optional", True), ("forbidden", True), ("required", False)],
 )
-def test_a_tool_that_only_runs_as_a_task_is_not_offered(support: str | None, offered: bool) -> None:
-    execution = types.ToolExecution(task_support=support) if support else None
-    tool = types.Tool(name="research", input_schema={"type": "object"}, execution=execution)
+def test_a_tool_that_only_runs_as_a_task_is_not_offered(
+    support: TaskSupport | None, offered: bool
+) -> None:
+    tool = McpTool(name="research", task_support=support)
     assert include_tool("s", tool) is offered
 
 
@@ -114,7 +116,7 @@ async def test_follows_tool_list_pagination() -> None:
         result = await conn.call_tool("tool_24", {"x": "y"})
     assert [t.name for t in tools] == [f"tool_{i}" for i in range(25)]
     assert listed == [None, "10", "20"]
-    assert isinstance(result.content[0], types.TextContent)
+    assert isinstance(result.content[0], McpTextContent)
     assert result.content[0].text == "tool_24 [('x', 'y')]"
 
 
@@ -327,6 +329,13 @@ async def test_rejects_an_unknown_protocol() -> None:
         await connect_mcp("notes", "http://127.0.0.1:9/mcp", protocol="2024")  # type: ignore[arg-type]
 
 
+def test_the_old_name_of_protocol_choice_still_works_with_a_deprecation_warning() -> None:
+    import glove_mcp.connect
+
+    with pytest.warns(DeprecationWarning, match=r"use glove_mcp\.ProtocolChoice"):
+        assert glove_mcp.connect.Protocol is ProtocolChoice
+
+
 async def test_expired_session_404_reinitializes_and_retries_once(notes: McpTestServer) -> None:
     async with await connect_mcp("notes", notes.url, protocol="legacy") as conn:
         await conn.call_tool("read_page", {"page_id": "p1"})
@@ -374,7 +383,7 @@ async def test_connection_refused_names_the_server() -> None:
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_stalled_server_times_out_and_next_call_reconnects(
-    notes: McpTestServer, protocol: Protocol
+    notes: McpTestServer, protocol: ProtocolChoice
 ) -> None:
     async with await connect_mcp("notes", notes.url, call_timeout=0.3, protocol=protocol) as conn:
         notes.control.stall()
@@ -388,7 +397,7 @@ async def test_stalled_server_times_out_and_next_call_reconnects(
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_a_cancelled_call_to_a_stalled_server_returns_at_once(
-    notes: McpTestServer, protocol: Protocol
+    notes: McpTestServer, protocol: ProtocolChoice
 ) -> None:
     # Cancelling a request makes the SDK tell the server (notifications/cancelled) and wait up
     # to 5 s for that to go out; a stalled handshake-era server never takes it.
@@ -419,7 +428,7 @@ async def test_close_from_another_task_and_use_after_close(notes: McpTestServer)
 
 @pytest.mark.parametrize("protocol", ["auto", "legacy"])
 async def test_closing_while_a_call_waits_on_a_stalled_server_ends_the_call(
-    notes: McpTestServer, protocol: Protocol
+    notes: McpTestServer, protocol: ProtocolChoice
 ) -> None:
     conn = await connect_mcp("notes", notes.url, protocol=protocol)
     notes.control.stall()
@@ -433,24 +442,7 @@ async def test_closing_while_a_call_waits_on_a_stalled_server_ends_the_call(
     notes.control.release()
 
 
-async def test_connections_share_one_http_client(notes: McpTestServer) -> None:
-    async with McpClientPool() as pool:
-        a = await connect_mcp("a", notes.url, pool=pool)
-        b = await connect_mcp("b", notes.url, pool=pool)
-        shared = pool.client
-        await a.call_tool("read_page", {"page_id": "p1"})
-        await b.call_tool("read_page", {"page_id": "p1"})
-        await a.close()
-        # Closing a connection never closes the shared client.
-        assert not shared.is_closed
-        assert (await b.call_tool("read_page", {"page_id": "p2"})).is_error is False
-        await b.close()
-    assert _is_closed(shared)
-    with pytest.raises(McpStateError):
-        _ = pool.client
-
-
-async def test_without_a_pool_connections_and_mounts_share_the_loops_client(
+async def test_without_a_pool_a_connection_owns_one_and_a_mount_shares_its_own(
     notes: McpTestServer,
 ) -> None:
     a = await connect_mcp("a", notes.url)
@@ -459,19 +451,30 @@ async def test_without_a_pool_connections_and_mounts_share_the_loops_client(
     adapter = MemoryMcpAdapter("c", active=["notes"])
     mount = await mount_mcp(glove, adapter=adapter, entries=[entry])
     glove.build()
-    shared = a._pool.client
-    assert mount.pool.client is shared
+    assert a.pool is not mount.pool
+    connection = mount.connection("notes")
+    assert connection is not None and connection.pool is mount.pool
     await a.close()
-    assert not shared.is_closed  # the mount still uses it
+    # Its own pool closes with it; the mount's stays open.
+    assert [p.closed for p in (a.pool, mount.pool)] == [True, False]
     assert (await glove.process_request("hi")).text == "ok"
     await mount.aclose()
-    assert _is_closed(shared)  # the last user closed it
-    async with await connect_mcp("b", notes.url) as b:
-        assert b._pool.client is not shared  # a new one for the next user
+    assert mount.pool.closed
+    with pytest.raises(McpStateError, match="McpClientPool is closed"):
+        _ = mount.pool.transport
 
 
-def _is_closed(client: httpx2.AsyncClient) -> bool:
-    return client.is_closed
+async def test_a_pool_passed_in_is_never_closed_by_its_users(notes: McpTestServer) -> None:
+    async with McpClientPool() as pool:
+        a = await connect_mcp("a", notes.url, pool=pool)
+        b = await connect_mcp("b", notes.url, pool=pool)
+        assert a.pool is b.pool is pool
+        await a.close()
+        assert not pool.closed
+        assert (await b.call_tool("read_page", {"page_id": "p2"})).is_error is False
+        await b.close()
+        assert not pool.closed
+    assert pool.closed
 
 
 async def test_tokens_never_reach_reprs_errors_or_logs(caplog: pytest.LogCaptureFixture) -> None:

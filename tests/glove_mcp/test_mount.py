@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from mcp.server.lowlevel.server import Server
 from mcp_types import ListToolsResult
-from mcp_types import Tool as McpTool
+from mcp_types import Tool as SdkTool
 
 from glove_core import Glove, ModelRequest, ScriptedModel, SubscriberEvent, Tool, ToolCall
 from glove_core.testing import RecordingSubscriber
@@ -310,7 +310,7 @@ async def test_filter_and_wrap_apply_to_every_server(servers: Servers) -> None:
 
 async def test_duplicate_tool_names_fail_loudly_never_drop_a_tool() -> None:
     async def list_tools(ctx: Any, params: Any) -> ListToolsResult:
-        twice = McpTool(name="same", input_schema={"type": "object"})
+        twice = SdkTool(name="same", input_schema={"type": "object"})
         return ListToolsResult(tools=[twice, twice])
 
     recorder = Recorder()

@@ -32,7 +32,6 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema  # type: ignore[import-untyped]
-import mcp_types as types
 import pytest
 import pytest_asyncio
 
@@ -41,6 +40,7 @@ from glove_core.testing import RecordingSubscriber
 from glove_mcp import (
     McpCatalogueEntry,
     McpMount,
+    McpTool,
     MemoryMcpAdapter,
     bridged_tool_name,
     mount_mcp,
@@ -213,7 +213,7 @@ class Everything:
     glove: Glove
     model: ScriptedModel
     mount: McpMount
-    listed: dict[str, types.Tool]
+    listed: dict[str, McpTool]
     """The tools as the server lists them, by their real names."""
     _ids: Iterator[int] = field(default_factory=itertools.count)
 
@@ -301,8 +301,7 @@ async def test_every_listed_tool_is_folded_with_its_input_schema(everything: Eve
         assert offered[bridged.name].input_schema == tool.input_schema, name
         assert tool.description is not None
         assert offered[bridged.name].description.startswith(tool.description), name
-        read_only = bool(tool.annotations and tool.annotations.read_only_hint)
-        assert bridged.parallel_safe is read_only, name
+        assert bridged.parallel_safe is tool.read_only, name
     # The output schema is summarised in the description.
     assert offered[f"{SERVER}__get-structured-content"].description.endswith(
         "Returns: {temperature: number, conditions: string, humidity: number}"

@@ -1,9 +1,9 @@
-"""Query rewriting for catalogue ranking (glove_mcp._synonyms.rewrite_query)."""
+"""Query rewriting for catalogue ranking (glove_mcp.discovery._synonyms.rewrite_query)."""
 
 from __future__ import annotations
 
-from glove_mcp._synonyms import expansions, lexicon_size, rewrite_query
-from glove_mcp._text import stem
+from glove_mcp.discovery._synonyms import expansions, lexicon_size, rewrite_query
+from glove_mcp.discovery._text import stem
 
 
 def test_quoted_text_and_what_follows_a_marker_are_the_topic() -> None:

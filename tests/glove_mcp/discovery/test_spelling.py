@@ -1,10 +1,10 @@
-"""One-edit spelling correction for catalogue queries (glove_mcp._spelling.Speller)."""
+"""One-edit spelling correction for catalogue queries (glove_mcp.discovery._spelling.Speller)."""
 
 from __future__ import annotations
 
 import pytest
 
-from glove_mcp._spelling import Speller
+from glove_mcp.discovery._spelling import Speller
 
 VOCABULARY = [
     "calendar",

@@ -1,38 +1,32 @@
-"""Query-side language knowledge for catalogue ranking, built from ``glove_mcp._lexicon``.
+"""Query-side language knowledge for catalogue ranking, built from the lexicon
+(``glove_mcp.discovery._lexicon``).
 
 Turns a query's text into stems the ranking can use:
 
 1. token shapes: things people paste rather than say ("r/python", "#general", "~/Downloads",
    "PROJ-221", "report.pdf", "10.0.0.1") are read as what they are (a subreddit, a chat channel,
    a local path, a ticket, a file, an address);
-2. multi-word expressions (``PHRASES``) are replaced by their gloss, so "balance sheet" is not a
-   spreadsheet and "reports to" is not a report;
+2. multi-word expressions (the lexicon's phrases) are replaced by their gloss, so "balance
+   sheet" is not a spreadsheet and "reports to" is not a report;
 3. words nobody knows are corrected by one edit against the catalogue's words and the lexicon's
-   (``glove_mcp._spelling``);
+   (``glove_mcp.discovery._spelling``);
 4. the text is tokenised and stemmed, and abbreviations gain their long form ("pr").
 
 ``expansions`` then gives each stem's synonyms and hints, and ``is_weak`` marks common words
-that seldom tell services apart. Everything is stemmed once at import.
+that seldom tell services apart. The lexicon is stemmed once, on first use (``_tables``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import NamedTuple
 
-from glove_mcp._lexicon import (
-    ABBREVIATIONS,
-    CONTENT_MARKERS,
-    HINTS,
-    PHRASES,
-    POLYSEMOUS_WORDS,
-    SYNONYM_GROUPS,
-    THAT_CLAUSE_STARTS,
-    WEAK_WORDS,
-)
-from glove_mcp._text import STOP_WORDS, stem, tokenize
+from glove_mcp.discovery._lexicon import Lexicon, lexicon
+from glove_mcp.discovery._text import STOP_WORDS, stem, tokenize
 
 __all__ = [
     "QueryText",
@@ -50,9 +44,9 @@ def _stems(words: str) -> list[str]:
     return [stem(w.replace("-", "").replace("'", "")) for w in words.split()]
 
 
-def _build_related() -> Mapping[str, Mapping[str, str]]:
+def _build_related(lex: Lexicon) -> Mapping[str, Mapping[str, str]]:
     related: dict[str, dict[str, str]] = {}
-    for group in SYNONYM_GROUPS:
+    for group in lex.synonym_groups:
         members = _stems(group)
         for member in members:
             bucket = related.setdefault(member, {})
@@ -60,7 +54,7 @@ def _build_related() -> Mapping[str, Mapping[str, str]]:
                 if other != member:
                     bucket[other] = "synonym"
     synonyms = {word: dict(bucket) for word, bucket in related.items()}
-    for words, targets in HINTS:
+    for words, targets in lex.hints:
         # A hint points at a concept, so it reaches every name of the concept.
         reach: list[str] = []
         for target in _stems(targets):
@@ -74,37 +68,63 @@ def _build_related() -> Mapping[str, Mapping[str, str]]:
     return MappingProxyType({k: MappingProxyType(v) for k, v in related.items()})
 
 
-_RELATED = _build_related()
-_NOTHING: Mapping[str, str] = MappingProxyType({})
-# Keyed by stem, as query tokens come: "subs" is looked up as "sub".
-_ABBREVIATIONS: Mapping[str, tuple[str, ...]] = MappingProxyType(
-    {
-        key: tuple(tokenize(long))
-        for short, long in ABBREVIATIONS
-        if short.isalnum()
-        for key in {short, *tokenize(short)}
-    }
-)
-_WEAK: frozenset[str] = frozenset(_stems(WEAK_WORDS))
-_MARKERS: frozenset[str] = frozenset(CONTENT_MARKERS.split())
-_THAT_FOLLOWERS: frozenset[str] = frozenset(THAT_CLAUSE_STARTS.split())
-_POLYSEMOUS: frozenset[str] = frozenset(_stems(POLYSEMOUS_WORDS))
+@dataclass(frozen=True)
+class _Tables:
+    """The lexicon, stemmed and keyed for lookups."""
 
-# Phrases keyed by their first word; each list longest first, so "profit and loss" wins over
-# any shorter phrase sharing its start.
-_PHRASES: Mapping[str, tuple[tuple[tuple[str, ...], str], ...]] = MappingProxyType(
-    {
-        first: tuple(
-            sorted(
-                ((tuple(p.split()), gloss) for p, gloss in PHRASES if p.split()[0] == first),
-                key=lambda item: -len(item[0]),
-            )
-        )
-        for first in {p.split()[0] for p, _ in PHRASES}
-    }
-)
-# Symbolic abbreviations ("p&l", "1:1") never survive tokenising, so they are phrases too.
-_SYMBOLIC = {short: long for short, long in ABBREVIATIONS if not short.isalnum()}
+    related: Mapping[str, Mapping[str, str]]
+    abbreviations: Mapping[str, tuple[str, ...]]
+    """Keyed by stem, as query tokens come: "subs" is looked up as "sub"."""
+    weak: frozenset[str]
+    markers: frozenset[str]
+    that_followers: frozenset[str]
+    polysemous: frozenset[str]
+    phrases: Mapping[str, tuple[tuple[tuple[str, ...], str], ...]]
+    """Phrases keyed by their first word; each list longest first, so "profit and loss" wins
+    over any shorter phrase sharing its start."""
+    symbolic: Mapping[str, str]
+    """Symbolic abbreviations ("p&l", "1:1") never survive tokenising, so they are phrases."""
+
+
+@functools.cache
+def _tables() -> _Tables:
+    lex = lexicon()
+    return _Tables(
+        related=_build_related(lex),
+        abbreviations=MappingProxyType(
+            {
+                key: tuple(tokenize(long))
+                for short, long in lex.abbreviations
+                if short.isalnum()
+                for key in {short, *tokenize(short)}
+            }
+        ),
+        weak=frozenset(_stems(lex.weak_words)),
+        markers=frozenset(lex.content_markers.split()),
+        that_followers=frozenset(lex.that_clause_starts.split()),
+        polysemous=frozenset(_stems(lex.polysemous_words)),
+        phrases=MappingProxyType(
+            {
+                first: tuple(
+                    sorted(
+                        (
+                            (tuple(p.split()), gloss)
+                            for p, gloss in lex.phrases
+                            if p.split()[0] == first
+                        ),
+                        key=lambda item: -len(item[0]),
+                    )
+                )
+                for first in {p.split()[0] for p, _ in lex.phrases}
+            }
+        ),
+        symbolic=MappingProxyType(
+            {short: long for short, long in lex.abbreviations if not short.isalnum()}
+        ),
+    )
+
+
+_NOTHING: Mapping[str, str] = MappingProxyType({})
 
 # Shapes of pasted things, each read as a few words. Order matters: the first match wins a span.
 _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
@@ -125,7 +145,8 @@ _SHAPES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b[\w-]+\.(?:log)\b"), " log file "),
     (re.compile(r"\b[A-Z][A-Z0-9]{1,9}-\d+\b"), " issue "),
     (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}\b"), " ip address "),
-    # A clock time is a when: read it as a calendar cue (see HINTS), not as the weak "time".
+    # A clock time is a when: read it as a calendar cue (see the lexicon's hints), not as the
+    # weak "time".
     (re.compile(r"\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b", re.IGNORECASE), " time o'clock "),
     (re.compile(r"[$€£]\s?\d"), " money "),
     (re.compile(r"\b[1-5]xx\b", re.IGNORECASE), " http status error metric "),
@@ -159,18 +180,19 @@ def rewrite_query(text: str, correct: Callable[[str], str | None] | None = None)
     Applies token shapes, phrases (and symbolic abbreviations) and, given ``correct``,
     spelling corrections, in that order, and splits the request from its topic: in "text my
     mom that the flight landed" or "search the web for reviews of a phone", what follows the
-    first ``CONTENT_MARKERS`` word (after some other word) is what the message or search is
+    first content marker word (after some other word) is what the message or search is
     about, not which service carries it.
 
     Args:
         text: the query as typed.
         correct: returns the word a misspelt word stands for, or ``None`` to keep it (see
-            ``glove_mcp._spelling.Speller``); ``None`` leaves spelling alone.
+            ``glove_mcp.discovery._spelling.Speller``); ``None`` leaves spelling alone.
 
     Returns:
         The request, the topic and the mentions, each lower-case words separated by spaces;
         the topic is ``""`` when the query has no marker and no quoted text.
     """
+    tables = _tables()
     source = text.replace("\u2019", "'").replace("*", " ")
     quoted: list[str] = []
 
@@ -190,15 +212,19 @@ def rewrite_query(text: str, correct: Callable[[str], str | None] | None = None)
     i = 0
     while i < len(words):
         word = words[i]
-        if head is None and _starts_topic(words, i) and any(w not in STOP_WORDS for w in out):
+        if (
+            head is None
+            and _starts_topic(tables, words, i)
+            and any(w not in STOP_WORDS for w in out)
+        ):
             head, out = out, []
             i += 1
             continue
-        if word in _SYMBOLIC:
-            out.append(_SYMBOLIC[word])
+        if word in tables.symbolic:
+            out.append(tables.symbolic[word])
             i += 1
             continue
-        for phrase, gloss in _PHRASES.get(word, ()):
+        for phrase, gloss in tables.phrases.get(word, ()):
             matched = _match_phrase(phrase, words, i)
             if matched is not None:
                 end, slot = matched
@@ -252,13 +278,13 @@ def _match_phrase(
     return None
 
 
-def _starts_topic(words: list[str], i: int) -> bool:
+def _starts_topic(tables: _Tables, words: list[str], i: int) -> bool:
     word = words[i]
-    if word not in _MARKERS:
+    if word not in tables.markers:
         return False
     if word != "that":
         return True
-    return i + 1 < len(words) and words[i + 1] in _THAT_FOLLOWERS
+    return i + 1 < len(words) and words[i + 1] in tables.that_followers
 
 
 def expansions(token: str) -> Mapping[str, str]:
@@ -271,7 +297,7 @@ def expansions(token: str) -> Mapping[str, str]:
         A read-only mapping of related stem to ``"synonym"`` or ``"hint"``; empty when the
         vocabulary knows nothing about the token.
     """
-    return _RELATED.get(token, _NOTHING)
+    return _tables().related.get(token, _NOTHING)
 
 
 def expand_abbreviation(token: str) -> tuple[str, ...]:
@@ -283,7 +309,7 @@ def expand_abbreviation(token: str) -> tuple[str, ...]:
     Returns:
         The long form's stems in order.
     """
-    return _ABBREVIATIONS.get(token, ())
+    return _tables().abbreviations.get(token, ())
 
 
 def word_weight(token: str, weak: float, polysemous: float) -> tuple[float, float]:
@@ -295,15 +321,16 @@ def word_weight(token: str, weak: float, polysemous: float) -> tuple[float, floa
 
     Args:
         token: a stem produced by ``tokenize``.
-        weak: the share of a ``WEAK_WORDS`` stem.
-        polysemous: the share of a ``POLYSEMOUS_WORDS`` stem.
+        weak: the share of a weak word's stem.
+        polysemous: the share of a polysemous word's stem.
 
     Returns:
         ``(own, related)`` shares, each in (0, 1].
     """
-    if token in _WEAK:
+    tables = _tables()
+    if token in tables.weak:
         return weak, 1.0
-    if token in _POLYSEMOUS:
+    if token in tables.polysemous:
         return polysemous, polysemous
     return 1.0, 1.0
 
@@ -317,30 +344,33 @@ def is_known(token: str) -> bool:
     Returns:
         ``True`` when the stem has synonyms or hints, or is a weak or polysemous word.
     """
-    return token in _RELATED or token in _WEAK or token in _POLYSEMOUS
+    tables = _tables()
+    return token in tables.related or token in tables.weak or token in tables.polysemous
 
 
 def lexicon_words() -> Iterable[str]:
     """Every plain word the lexicon and the stop-word list know, for spelling correction."""
+    lex = lexicon()
     yield from STOP_WORDS
-    texts: list[str] = [*SYNONYM_GROUPS, WEAK_WORDS, POLYSEMOUS_WORDS]
-    texts.extend(f"{words} {targets}" for words, targets in HINTS)
-    texts.extend(f"{short} {long}" for short, long in ABBREVIATIONS)
-    texts.extend(f"{phrase} {gloss}" for phrase, gloss in PHRASES)
+    texts: list[str] = [*lex.synonym_groups, lex.weak_words, lex.polysemous_words]
+    texts.extend(f"{words} {targets}" for words, targets in lex.hints)
+    texts.extend(f"{short} {long}" for short, long in lex.abbreviations)
+    texts.extend(f"{phrase} {gloss}" for phrase, gloss in lex.phrases)
     for text in texts:
         yield from _WORDS_RE.findall(text.lower())
 
 
 def lexicon_size() -> dict[str, int]:
     """How much the lexicon holds, per table (for reports and benchmarks)."""
+    lex = lexicon()
     return {
-        "synonym_groups": len(SYNONYM_GROUPS),
-        "synonym_words": sum(len(g.split()) for g in SYNONYM_GROUPS),
-        "hint_rules": len(HINTS),
-        "hint_words": sum(len(words.split()) for words, _ in HINTS),
-        "abbreviations": len(ABBREVIATIONS),
-        "phrases": len(PHRASES),
-        "weak_words": len(WEAK_WORDS.split()),
-        "polysemous_words": len(POLYSEMOUS_WORDS.split()),
-        "related_stems": len(_RELATED),
+        "synonym_groups": len(lex.synonym_groups),
+        "synonym_words": sum(len(g.split()) for g in lex.synonym_groups),
+        "hint_rules": len(lex.hints),
+        "hint_words": sum(len(words.split()) for words, _ in lex.hints),
+        "abbreviations": len(lex.abbreviations),
+        "phrases": len(lex.phrases),
+        "weak_words": len(lex.weak_words.split()),
+        "polysemous_words": len(lex.polysemous_words.split()),
+        "related_stems": len(_tables().related),
     }

@@ -29,7 +29,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from glove_mcp._synonyms import expand_abbreviation, expansions, is_known, word_weight
+from glove_mcp.discovery._synonyms import expand_abbreviation, expansions, is_known, word_weight
 
 __all__ = ["FIELDS", "RankingIndex", "RankingParams", "query_tokens"]
 
@@ -67,11 +67,11 @@ class RankingParams:
     """Bonus, as a fraction of the word's idf, for an entry whose name holds a query word that
     is a proper name (one no general vocabulary knows, e.g. "dropbox"), wherever it stands."""
     weak_factor: float = 0.35
-    """Fraction of its weight a common, weakly telling word keeps (``_lexicon.WEAK_WORDS``)."""
+    """Fraction of its weight a common, weakly telling word keeps (the lexicon's weak words)."""
     content_factor: float = 0.5
     """Fraction of its weight a word of the query's topic keeps (after "about", "that", ...)."""
     polysemous_factor: float = 0.6
-    """Fraction of its weight a word of several senses keeps (``_lexicon.POLYSEMOUS_WORDS``)."""
+    """Fraction of its weight a word of several senses keeps (the lexicon's polysemous words)."""
 
 
 def query_tokens(tokens: Sequence[str]) -> list[str]:

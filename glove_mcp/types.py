@@ -1,0 +1,188 @@
+"""glove_mcp's own view of what MCP servers send: tools and tool-call results.
+
+``McpServerConnection.list_tools`` returns ``McpTool``\\s and ``call_tool`` an
+``McpCallResult``, converted from the SDK's models where they arrive, so code that uses
+glove_mcp never imports ``mcp`` (the SDK session stays reachable as
+``McpServerConnection.raw``). The models are frozen pydantic models with the SDK's snake_case
+field names; ``model_dump(by_alias=True)`` gives MCP's camelCase wire names (``mimeType``,
+``inputSchema``), which is how bridged tools hand content blocks to an application
+(``ToolResultData.render_data``).
+
+What is left out: ``_meta``, icons, and result types other than a completed call.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "McpAudioContent",
+    "McpCallResult",
+    "McpContent",
+    "McpContentAnnotations",
+    "McpEmbeddedResource",
+    "McpImageContent",
+    "McpResourceContents",
+    "McpResourceLink",
+    "McpTextContent",
+    "McpTool",
+    "McpToolAnnotations",
+    "TaskSupport",
+]
+
+
+class _Model(BaseModel):
+    # Fields are named in snake_case; those whose MCP name differs carry it as a serialization
+    # alias, which only dumps use: constructors take the snake_case names.
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+TaskSupport = Literal["forbidden", "optional", "required"]
+"""Whether a tool runs as a task (``execution.taskSupport``): ``"required"`` tools are not
+offered, because glove_mcp makes plain calls only."""
+
+
+class McpToolAnnotations(_Model):
+    """Hints a server gives about a tool (all optional, and only hints: a server may lie).
+
+    Attributes:
+        title: a display name.
+        read_only_hint: the tool changes nothing; bridged tools run without asking then.
+        destructive_hint: it may destroy data.
+        idempotent_hint: calling it twice with the same arguments does nothing more.
+        open_world_hint: it reaches outside the server (the web, other systems).
+    """
+
+    title: str | None = None
+    read_only_hint: bool | None = Field(default=None, serialization_alias="readOnlyHint")
+    destructive_hint: bool | None = Field(default=None, serialization_alias="destructiveHint")
+    idempotent_hint: bool | None = Field(default=None, serialization_alias="idempotentHint")
+    open_world_hint: bool | None = Field(default=None, serialization_alias="openWorldHint")
+
+
+class McpTool(_Model):
+    """A tool as a server lists it.
+
+    Attributes:
+        name: its real, un-namespaced name (``call_tool`` takes it).
+        title: a display name, if the server gave one.
+        description: what it does, if the server said.
+        input_schema: the JSON Schema of its arguments.
+        output_schema: the JSON Schema of its structured result, if it declares one.
+        annotations: the server's hints (empty when it gave none).
+        task_support: its ``execution.taskSupport``, or None when the server did not say.
+    """
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    input_schema: dict[str, Any] = Field(
+        default_factory=lambda: {"type": "object"}, serialization_alias="inputSchema"
+    )
+    output_schema: dict[str, Any] | None = Field(default=None, serialization_alias="outputSchema")
+    annotations: McpToolAnnotations = McpToolAnnotations()
+    task_support: TaskSupport | None = Field(default=None, serialization_alias="taskSupport")
+
+    @property
+    def read_only(self) -> bool:
+        """Whether the server marked it read-only."""
+        return self.annotations.read_only_hint is True
+
+
+class McpContentAnnotations(_Model):
+    """Who a content block is for and how much it matters.
+
+    Attributes:
+        audience: ``"user"``, ``"assistant"`` or both; None when unsaid.
+        priority: 0 (optional) to 1 (essential).
+        last_modified: an ISO 8601 timestamp.
+    """
+
+    audience: tuple[Literal["user", "assistant"], ...] | None = None
+    priority: float | None = None
+    last_modified: str | None = Field(default=None, serialization_alias="lastModified")
+
+
+class McpTextContent(_Model):
+    """Text."""
+
+    type: Literal["text"] = "text"
+    text: str
+    annotations: McpContentAnnotations | None = None
+
+
+class McpImageContent(_Model):
+    """An image, base64-encoded."""
+
+    type: Literal["image"] = "image"
+    data: str
+    mime_type: str = Field(serialization_alias="mimeType")
+    annotations: McpContentAnnotations | None = None
+
+
+class McpAudioContent(_Model):
+    """Audio, base64-encoded."""
+
+    type: Literal["audio"] = "audio"
+    data: str
+    mime_type: str = Field(serialization_alias="mimeType")
+    annotations: McpContentAnnotations | None = None
+
+
+class McpResourceLink(_Model):
+    """A link to a resource the server offers (read it with the server's resource API)."""
+
+    type: Literal["resource_link"] = "resource_link"
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = Field(default=None, serialization_alias="mimeType")
+    size: int | None = None
+    annotations: McpContentAnnotations | None = None
+
+
+class McpResourceContents(_Model):
+    """The contents of a resource: ``text``, or ``blob`` (base64) for binary data."""
+
+    uri: str
+    mime_type: str | None = Field(default=None, serialization_alias="mimeType")
+    text: str | None = None
+    blob: str | None = None
+
+
+class McpEmbeddedResource(_Model):
+    """A resource sent inside the result."""
+
+    type: Literal["resource"] = "resource"
+    resource: McpResourceContents
+    annotations: McpContentAnnotations | None = None
+
+
+McpContent = Annotated[
+    McpTextContent | McpImageContent | McpAudioContent | McpResourceLink | McpEmbeddedResource,
+    Field(discriminator="type"),
+]
+"""One block of a tool result; ``type`` tells which."""
+
+
+class McpCallResult(_Model):
+    """What a tool call returned.
+
+    Attributes:
+        content: the content blocks, in order.
+        structured_content: the JSON result, when the tool has an output schema (or chose to
+            send one).
+        is_error: the tool failed on the server; ``content`` says why.
+    """
+
+    content: tuple[McpContent, ...] = ()
+    structured_content: Any = Field(default=None, serialization_alias="structuredContent")
+    is_error: bool = Field(default=False, serialization_alias="isError")
+
+    @property
+    def text(self) -> str:
+        """The text blocks, joined by newlines."""
+        return "\n".join(b.text for b in self.content if isinstance(b, McpTextContent))
