@@ -63,14 +63,8 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from glove_core import Glove, ScriptedModel, Tool, ToolCall, ToolContext
-from glove_mcp import (
-    McpCatalogueEntry,
-    McpClientPool,
-    MemoryMcpAdapter,
-    bridge_mcp_tool,
-    connect_mcp,
-    mount_mcp,
-)
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, bridge_mcp_tool, connect_mcp, mount_mcp
+from glove_mcp.connect import McpClientPool
 from glove_mcp.testing import spawn_server, spawn_servers
 
 _PER_REPLY = 20  # tool calls per model reply on the Glove side

@@ -21,7 +21,8 @@ from contextlib import AsyncExitStack
 import uvicorn
 
 from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SqliteStore
-from glove_mcp import McpCatalogueEntry, McpClientPool, SqliteMcpAdapter, mount_mcp
+from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
+from glove_mcp.connect import McpClientPool
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
 from glove_mcp.server import HeadlessServer
 

@@ -1,119 +1,145 @@
-"""glove_mcp: MCP servers as tools of a Glove."""
+"""glove_mcp: MCP servers as tools of a Glove.
 
-from glove_mcp.adapter import McpAdapter as McpAdapter
-from glove_mcp.adapter import MemoryMcpAdapter as MemoryMcpAdapter
-from glove_mcp.adapter import SqliteMcpAdapter as SqliteMcpAdapter
-from glove_mcp.auth import McpAuth as McpAuth
-from glove_mcp.auth import TokenSource as TokenSource
-from glove_mcp.auth import adapter_auth as adapter_auth
-from glove_mcp.auth import bearer as bearer
-from glove_mcp.auth import headers as headers
-from glove_mcp.bridge import MCP_NAMESPACE_SEP as MCP_NAMESPACE_SEP
-from glove_mcp.bridge import bridge_mcp_tool as bridge_mcp_tool
-from glove_mcp.bridge import bridged_tool_name as bridged_tool_name
-from glove_mcp.bridge import convert_call_result as convert_call_result
-from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
-from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
-from glove_mcp.catalogue import CatalogueItem as CatalogueItem
-from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
-from glove_mcp.catalogue import match_entries as match_entries
-from glove_mcp.connect import ClientInfo as ClientInfo
-from glove_mcp.connect import ConnectionState as ConnectionState
-from glove_mcp.connect import McpClientPool as McpClientPool
-from glove_mcp.connect import McpServerConnection as McpServerConnection
-from glove_mcp.connect import ProtocolChoice as ProtocolChoice
-from glove_mcp.connect import ToolFilter as ToolFilter
-from glove_mcp.connect import connect_mcp as connect_mcp
-from glove_mcp.connect import include_tool as include_tool
-from glove_mcp.errors import GloveMcpError as GloveMcpError
-from glove_mcp.errors import McpActivationError as McpActivationError
-from glove_mcp.errors import McpAuthExpiredError as McpAuthExpiredError
-from glove_mcp.errors import McpConnectionError as McpConnectionError
-from glove_mcp.errors import McpInsufficientScopeError as McpInsufficientScopeError
-from glove_mcp.errors import McpProtocolError as McpProtocolError
-from glove_mcp.errors import McpServerUnavailableError as McpServerUnavailableError
-from glove_mcp.errors import McpSessionExpiredError as McpSessionExpiredError
-from glove_mcp.errors import McpStateError as McpStateError
-from glove_mcp.errors import McpTimeoutError as McpTimeoutError
-from glove_mcp.errors import McpUnknownServerError as McpUnknownServerError
-from glove_mcp.events import McpEvent as McpEvent
-from glove_mcp.events import McpServerActivated as McpServerActivated
-from glove_mcp.events import McpServerDeactivated as McpServerDeactivated
-from glove_mcp.events import McpServerFailed as McpServerFailed
-from glove_mcp.mount import AmbiguityPolicy as AmbiguityPolicy
-from glove_mcp.mount import McpMount as McpMount
-from glove_mcp.mount import MountState as MountState
-from glove_mcp.mount import WrapTool as WrapTool
-from glove_mcp.mount import mount_mcp as mount_mcp
-from glove_mcp.types import McpAudioContent as McpAudioContent
-from glove_mcp.types import McpCallResult as McpCallResult
-from glove_mcp.types import McpContent as McpContent
-from glove_mcp.types import McpContentAnnotations as McpContentAnnotations
-from glove_mcp.types import McpEmbeddedResource as McpEmbeddedResource
-from glove_mcp.types import McpImageContent as McpImageContent
-from glove_mcp.types import McpResourceContents as McpResourceContents
-from glove_mcp.types import McpResourceLink as McpResourceLink
-from glove_mcp.types import McpTextContent as McpTextContent
-from glove_mcp.types import McpTool as McpTool
-from glove_mcp.types import McpToolAnnotations as McpToolAnnotations
-from glove_mcp.types import TaskSupport as TaskSupport
+The root holds what an application mounts servers with; the rest lives in named submodules:
+``glove_mcp.errors`` (every exception), ``glove_mcp.types`` (tools, results and content
+blocks), ``glove_mcp.events`` (subscriber events), ``glove_mcp.connect`` (connections, the
+shared HTTP pool), ``glove_mcp.oauth`` (logins and tokens), ``glove_mcp.discovery``.
+
+Names are imported on first use, so ``import glove_mcp`` (and the ``glove-mcp`` command's
+``--help``) does not pay for the ``mcp`` SDK, which takes over a second to import.
+"""
+
+import importlib
+import warnings
+
+# Not typing.TYPE_CHECKING: importing typing alone costs the command's start-up several ms.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from glove_mcp.adapter import McpAdapter as McpAdapter
+    from glove_mcp.adapter import MemoryMcpAdapter as MemoryMcpAdapter
+    from glove_mcp.adapter import SqliteMcpAdapter as SqliteMcpAdapter
+    from glove_mcp.auth import adapter_auth as adapter_auth
+    from glove_mcp.auth import bearer as bearer
+    from glove_mcp.auth import headers as headers
+    from glove_mcp.bridge import MCP_NAMESPACE_SEP as MCP_NAMESPACE_SEP
+    from glove_mcp.bridge import bridge_mcp_tool as bridge_mcp_tool
+    from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
+    from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
+    from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
+    from glove_mcp.catalogue import match_entries as match_entries
+    from glove_mcp.connect import McpServerConnection as McpServerConnection
+    from glove_mcp.connect import connect_mcp as connect_mcp
+    from glove_mcp.connect import include_tool as include_tool
+    from glove_mcp.errors import GloveMcpError as GloveMcpError
+    from glove_mcp.mount import McpMount as McpMount
+    from glove_mcp.mount import mount_mcp as mount_mcp
+    from glove_mcp.types import McpCallResult as McpCallResult
+    from glove_mcp.types import McpTool as McpTool
 
 __all__ = [
     "MCP_NAMESPACE_SEP",
-    "AmbiguityPolicy",
     "CatalogueIndex",
-    "CatalogueItem",
-    "ClientInfo",
-    "ConnectionState",
     "GloveMcpError",
-    "McpActivationError",
     "McpAdapter",
-    "McpAudioContent",
-    "McpAuth",
-    "McpAuthExpiredError",
     "McpCallResult",
     "McpCatalogueEntry",
-    "McpClientPool",
-    "McpConnectionError",
-    "McpContent",
-    "McpContentAnnotations",
-    "McpEmbeddedResource",
-    "McpEvent",
-    "McpImageContent",
-    "McpInsufficientScopeError",
     "McpMount",
-    "McpProtocolError",
-    "McpResourceContents",
-    "McpResourceLink",
-    "McpServerActivated",
     "McpServerConnection",
-    "McpServerDeactivated",
-    "McpServerFailed",
-    "McpServerUnavailableError",
-    "McpSessionExpiredError",
-    "McpStateError",
-    "McpTextContent",
-    "McpTimeoutError",
     "McpTool",
-    "McpToolAnnotations",
-    "McpUnknownServerError",
     "MemoryMcpAdapter",
-    "MountState",
-    "ProtocolChoice",
     "SqliteMcpAdapter",
-    "TaskSupport",
-    "TokenSource",
-    "ToolFilter",
-    "WrapTool",
     "adapter_auth",
     "bearer",
     "bridge_mcp_tool",
-    "bridged_tool_name",
     "connect_mcp",
-    "convert_call_result",
     "headers",
     "include_tool",
     "json_schema_to_shape",
     "match_entries",
     "mount_mcp",
 ]
+
+_HOMES = {
+    "CatalogueIndex": "glove_mcp.catalogue",
+    "GloveMcpError": "glove_mcp.errors",
+    "MCP_NAMESPACE_SEP": "glove_mcp.bridge",
+    "McpAdapter": "glove_mcp.adapter",
+    "McpCallResult": "glove_mcp.types",
+    "McpCatalogueEntry": "glove_mcp.catalogue",
+    "McpMount": "glove_mcp.mount",
+    "McpServerConnection": "glove_mcp.connect",
+    "McpTool": "glove_mcp.types",
+    "MemoryMcpAdapter": "glove_mcp.adapter",
+    "SqliteMcpAdapter": "glove_mcp.adapter",
+    "adapter_auth": "glove_mcp.auth",
+    "bearer": "glove_mcp.auth",
+    "bridge_mcp_tool": "glove_mcp.bridge",
+    "connect_mcp": "glove_mcp.connect",
+    "headers": "glove_mcp.auth",
+    "include_tool": "glove_mcp.connect",
+    "json_schema_to_shape": "glove_mcp.bridge",
+    "match_entries": "glove_mcp.catalogue",
+    "mount_mcp": "glove_mcp.mount",
+}
+
+# Names the root exported until 0.2, and the submodule that holds each now.
+_MOVED = {
+    "AmbiguityPolicy": "glove_mcp.mount",
+    "CatalogueItem": "glove_mcp.catalogue",
+    "ClientInfo": "glove_mcp.connect",
+    "ConnectionState": "glove_mcp.connect",
+    "McpActivationError": "glove_mcp.errors",
+    "McpAudioContent": "glove_mcp.types",
+    "McpAuth": "glove_mcp.auth",
+    "McpAuthExpiredError": "glove_mcp.errors",
+    "McpClientPool": "glove_mcp.connect",
+    "McpConnectionError": "glove_mcp.errors",
+    "McpContent": "glove_mcp.types",
+    "McpContentAnnotations": "glove_mcp.types",
+    "McpEmbeddedResource": "glove_mcp.types",
+    "McpEvent": "glove_mcp.events",
+    "McpImageContent": "glove_mcp.types",
+    "McpInsufficientScopeError": "glove_mcp.errors",
+    "McpProtocolError": "glove_mcp.errors",
+    "McpResourceContents": "glove_mcp.types",
+    "McpResourceLink": "glove_mcp.types",
+    "McpServerActivated": "glove_mcp.events",
+    "McpServerDeactivated": "glove_mcp.events",
+    "McpServerFailed": "glove_mcp.events",
+    "McpServerUnavailableError": "glove_mcp.errors",
+    "McpSessionExpiredError": "glove_mcp.errors",
+    "McpStateError": "glove_mcp.errors",
+    "McpTextContent": "glove_mcp.types",
+    "McpTimeoutError": "glove_mcp.errors",
+    "McpToolAnnotations": "glove_mcp.types",
+    "McpUnknownServerError": "glove_mcp.errors",
+    "MountState": "glove_mcp.mount",
+    "ProtocolChoice": "glove_mcp.connect",
+    "TaskSupport": "glove_mcp.types",
+    "TokenSource": "glove_mcp.auth",
+    "ToolFilter": "glove_mcp.connect",
+    "WrapTool": "glove_mcp.mount",
+    "bridged_tool_name": "glove_mcp.bridge",
+    "convert_call_result": "glove_mcp.bridge",
+}
+
+
+def __getattr__(name: str) -> "Any":
+    home = _HOMES.get(name)
+    if home is None:
+        home = _MOVED.get(name)
+        if home is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        warnings.warn(
+            f"glove_mcp.{name} moved: import it from {home}", DeprecationWarning, stacklevel=2
+        )
+    value = getattr(importlib.import_module(home), name)
+    if name in _HOMES:
+        globals()[name] = value  # the next lookup is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

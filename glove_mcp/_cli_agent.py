@@ -18,7 +18,8 @@ from glove_core import (
     ScriptedModel,
     SqliteStore,
 )
-from glove_mcp._cli_config import CliError, data_dir, load_catalogue, open_token_store
+from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
+from glove_mcp._cli_errors import CliError
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._http import McpClientPool
 from glove_mcp.adapter import SqliteMcpAdapter

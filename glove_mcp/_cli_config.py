@@ -3,36 +3,33 @@
 from __future__ import annotations
 
 import os
-import tomllib
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
 
 from glove_mcp.errors import GloveMcpError
 
+# Not typing.TYPE_CHECKING, and pathlib/tomllib imported where used: ``glove-mcp status``
+# goes through this module, and each of them costs its start-up several ms.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Literal, TypeAlias
+
     from glove_mcp.catalogue import McpCatalogueEntry
     from glove_mcp.oauth import OAuthStore
 
 __all__ = [
     "DEFAULT_SERVERS",
     "CatalogueFileError",
-    "CliError",
     "data_dir",
+    "data_dir_name",
     "default_catalogue",
     "load_catalogue",
     "open_token_store",
     "token_file",
+    "token_file_name",
 ]
 
-StoreKind = Literal["file", "keyring"]
-
-
-class CliError(Exception):
-    """A failure to report as one line, with the exit status to use."""
-
-    def __init__(self, message: str, status: int = 1) -> None:
-        super().__init__(message)
-        self.status = status
+if TYPE_CHECKING:
+    StoreKind: TypeAlias = Literal["file", "keyring"]
 
 
 DEFAULT_SERVERS: tuple[dict[str, object], ...] = (
@@ -70,13 +67,22 @@ class CatalogueFileError(GloveMcpError):
         super().__init__(f"catalogue {str(path)!r}: {problem}")
 
 
-def data_dir() -> Path:
+def data_dir_name() -> str:
     """``$GLOVE_HOME``, else ``$XDG_DATA_HOME/glove``, else ``~/.local/share/glove``."""
     explicit = os.environ.get("GLOVE_HOME")
     if explicit:
-        return Path(explicit).expanduser()
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "glove"
+        return os.path.expanduser(explicit)
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "share"
+    )
+    return os.path.join(base, "glove")
+
+
+def data_dir() -> Path:
+    """The command's data directory (``data_dir_name()``) as a path."""
+    from pathlib import Path
+
+    return Path(data_dir_name())
 
 
 def load_catalogue(path: str | Path | None) -> list[McpCatalogueEntry]:
@@ -88,6 +94,9 @@ def load_catalogue(path: str | Path | None) -> list[McpCatalogueEntry]:
     """
     if path is None:
         return default_catalogue()
+    import tomllib
+    from pathlib import Path
+
     from pydantic import ValidationError
 
     from glove_mcp.catalogue import McpCatalogueEntry
@@ -126,6 +135,11 @@ def open_token_store(kind: StoreKind = "file") -> OAuthStore:
     return FsOAuthStore(token_file())
 
 
-def token_file() -> Path:
+def token_file_name() -> str:
     """The command's OAuth token file (the ``file`` store)."""
+    return os.path.join(data_dir_name(), "oauth.json")
+
+
+def token_file() -> Path:
+    """``token_file_name()`` as a path."""
     return data_dir() / "oauth.json"

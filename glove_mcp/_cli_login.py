@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from glove_mcp._cli_config import CliError, load_catalogue, open_token_store
+from glove_mcp._cli_config import load_catalogue, open_token_store
+from glove_mcp._cli_errors import CliError
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError
 from glove_mcp.oauth import run_mcp_oauth

@@ -8,14 +8,16 @@ readers, which give the precise error.
 
 from __future__ import annotations
 
-import argparse
 import json
+import os
 import time
-import tomllib
-from pathlib import Path
-from typing import Any
 
-from glove_mcp._cli_config import DEFAULT_SERVERS, token_file
+from glove_mcp._cli_config import DEFAULT_SERVERS, token_file_name
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
+if TYPE_CHECKING:
+    import argparse
+    from typing import Any
 
 __all__ = ["status"]
 
@@ -43,8 +45,11 @@ def status(args: argparse.Namespace) -> int:
 def _catalogue_ids(path: str | None) -> list[str]:
     servers: Any = list(DEFAULT_SERVERS)
     if path is not None:
+        import tomllib  # only for a catalogue file: it costs several ms to import
+
         try:
-            servers = tomllib.loads(Path(path).expanduser().read_text(encoding="utf-8"))["servers"]
+            with open(os.path.expanduser(path), encoding="utf-8") as file:
+                servers = tomllib.loads(file.read())["servers"]
         except (OSError, ValueError, KeyError, TypeError):
             raise _Unusual from None
     ids: list[str] = []
@@ -66,7 +71,8 @@ def _logins(store: str) -> dict[str, dict[str, Any]]:
     if store != "file":
         raise _Unusual
     try:
-        doc = json.loads(token_file().read_bytes())
+        with open(token_file_name(), "rb") as file:
+            doc = json.loads(file.read())
     except FileNotFoundError:
         return {}
     except (OSError, ValueError):

@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
-from collections.abc import Callable, Coroutine, Sequence
-from typing import Any
 
-from glove_mcp._cli_config import CliError
+from glove_mcp._cli_errors import CliError
 from glove_mcp.errors import GloveMcpError
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
+if TYPE_CHECKING:
+    from collections.abc import Callable, Coroutine, Sequence
+    from typing import Any, TypeAlias
+
+    Command: TypeAlias = Callable[[argparse.Namespace], Coroutine[Any, Any, int] | int]
+    """A subcommand: a coroutine function, or a plain function where asyncio is not needed."""
 
 __all__ = ["main"]
 
@@ -132,13 +137,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-Command = Callable[[argparse.Namespace], Coroutine[Any, Any, int] | int]
-"""A subcommand: a coroutine function, or a plain function where asyncio is not needed."""
-
-
 def _run(where: str, args: argparse.Namespace) -> int:
     module, name = where.split(":")
     command: Command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+    if args.debug or module != "_cli_status":
+        _log_to_terminal(args.debug)
     outcome = command(args)
     if isinstance(outcome, int):
         return outcome
@@ -147,18 +150,24 @@ def _run(where: str, args: argparse.Namespace) -> int:
     return asyncio.run(outcome)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``glove-mcp`` console script."""
-    args = _parser().parse_args(argv)
+def _log_to_terminal(debug: bool) -> None:
+    # Imported here: ``--help`` and ``status`` print nothing through logging.
+    import logging
+
     logging.basicConfig(
-        level=logging.DEBUG if args.debug else logging.WARNING,
+        level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
-    if not args.debug:
+    if not debug:
         # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
         # unreadable answer) before raising them; glove turns them into one line, so the
         # terminal shows that line only.
         logging.getLogger("mcp").setLevel(logging.CRITICAL)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``glove-mcp`` console script."""
+    args = _parser().parse_args(argv)
     try:
         return _run(args.run, args)
     except KeyboardInterrupt:

@@ -11,14 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glove_core import Glove, ScriptedModel
-from glove_mcp import (
-    McpAdapter,
-    McpCatalogueEntry,
-    McpStateError,
-    MemoryMcpAdapter,
-    SqliteMcpAdapter,
-    mount_mcp,
-)
+from glove_mcp import McpAdapter, McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
+from glove_mcp.errors import McpStateError
 from glove_mcp.testing import serve
 
 

@@ -30,17 +30,16 @@ from glove_mcp import (
     MCP_NAMESPACE_SEP,
     McpCallResult,
     McpServerConnection,
-    McpTextContent,
     bearer,
     bridge_mcp_tool,
-    bridged_tool_name,
     connect_mcp,
-    convert_call_result,
     json_schema_to_shape,
 )
+from glove_mcp.bridge import bridged_tool_name, convert_call_result
 from glove_mcp.connect import ProtocolChoice
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
+from glove_mcp.types import McpTextContent
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")  # used with fullmatch: "$" would accept a final "\n"
 

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from glove_mcp import CatalogueIndex, CatalogueItem, McpCatalogueEntry, match_entries
+from glove_mcp import CatalogueIndex, McpCatalogueEntry, match_entries
+from glove_mcp.catalogue import CatalogueItem
 
 DATA = Path(__file__).resolve().parents[2] / "bench" / "data"
 

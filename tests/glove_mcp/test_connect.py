@@ -12,18 +12,9 @@ import pytest
 
 from glove_core import Glove, ScriptedModel
 from glove_mcp import (
-    McpAuthExpiredError,
     McpCatalogueEntry,
-    McpClientPool,
-    McpInsufficientScopeError,
-    McpProtocolError,
-    McpServerUnavailableError,
-    McpStateError,
-    McpTextContent,
-    McpTimeoutError,
     McpTool,
     MemoryMcpAdapter,
-    TaskSupport,
     adapter_auth,
     bearer,
     connect_mcp,
@@ -31,9 +22,18 @@ from glove_mcp import (
     include_tool,
     mount_mcp,
 )
-from glove_mcp.connect import ConnectionState, ProtocolChoice
+from glove_mcp.connect import ConnectionState, McpClientPool, ProtocolChoice
+from glove_mcp.errors import (
+    McpAuthExpiredError,
+    McpInsufficientScopeError,
+    McpProtocolError,
+    McpServerUnavailableError,
+    McpStateError,
+    McpTimeoutError,
+)
 from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
 from glove_mcp.testing.servers import NOTES_TOOL_NAMES
+from glove_mcp.types import McpTextContent, TaskSupport
 
 
 @pytest.fixture

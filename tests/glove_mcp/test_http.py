@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import httpx2
 import pytest
 
-from glove_mcp import GloveMcpError, McpClientPool, connect_mcp
+from glove_mcp import GloveMcpError, connect_mcp
+from glove_mcp.connect import McpClientPool
 from glove_mcp.testing import McpTestServer
 from glove_mcp.testing.harness import ASGIApp, Receive, Scope, Send
 from glove_mcp.testing.servers import build_notes_server

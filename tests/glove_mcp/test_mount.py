@@ -16,18 +16,11 @@ from mcp_types import Tool as SdkTool
 
 from glove_core import Glove, ModelRequest, ScriptedModel, SubscriberEvent, Tool, ToolCall
 from glove_core.testing import RecordingSubscriber
-from glove_mcp import (
-    McpActivationError,
-    McpCatalogueEntry,
-    McpMount,
-    McpServerFailed,
-    McpStateError,
-    McpUnknownServerError,
-    MemoryMcpAdapter,
-    mount_mcp,
-)
+from glove_mcp import McpCatalogueEntry, McpMount, MemoryMcpAdapter, mount_mcp
 from glove_mcp.connect import ConnectionState
 from glove_mcp.discovery import FIND_CAPABILITY
+from glove_mcp.errors import McpActivationError, McpStateError, McpUnknownServerError
+from glove_mcp.events import McpServerFailed
 from glove_mcp.testing import McpTestServer, serve
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from glove_mcp import McpClientPool, McpServerConnection
+from glove_mcp import McpServerConnection
 from glove_mcp._resource import AsyncResource
+from glove_mcp.connect import McpClientPool
 from glove_mcp.testing import McpTestServer
 
 

@@ -13,7 +13,8 @@ import httpx2
 import pytest
 
 from glove_core import Glove, ModelRequest, ScriptedModel, SqliteStore, ToolCall
-from glove_mcp import McpCatalogueEntry, McpClientPool, MemoryMcpAdapter, mount_mcp
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
+from glove_mcp.connect import McpClientPool
 from glove_mcp.server import HeadlessServer
 from glove_mcp.testing import McpTestServer, serve
 

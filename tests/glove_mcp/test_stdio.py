@@ -9,14 +9,8 @@ import pytest
 from pydantic import ValidationError
 
 from glove_core import Glove, ScriptedModel, ToolCall
-from glove_mcp import (
-    McpCatalogueEntry,
-    McpClientPool,
-    MemoryMcpAdapter,
-    connect_mcp,
-    mount_mcp,
-)
-from glove_mcp.connect import ConnectionState
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mcp
+from glove_mcp.connect import ConnectionState, McpClientPool
 
 NOTES = [sys.executable, "-m", "glove_mcp.testing", "notes", "--stdio"]
 

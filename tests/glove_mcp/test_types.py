@@ -12,15 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from glove_mcp import (
-    McpCallResult,
-    McpEmbeddedResource,
-    McpImageContent,
-    McpTextContent,
-    McpTool,
-    McpToolAnnotations,
-)
+from glove_mcp import McpCallResult, McpTool
 from glove_mcp._convert import call_result_from_sdk, content_from_sdk, tool_from_sdk
+from glove_mcp.types import McpEmbeddedResource, McpImageContent, McpTextContent, McpToolAnnotations
 
 NOTE = sdk.Annotations(audience=["assistant"], priority=0.5)
 BLOCKS: list[sdk.ContentBlock] = [

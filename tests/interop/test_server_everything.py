@@ -37,14 +37,8 @@ import pytest_asyncio
 
 from glove_core import Glove, ImagePart, ScriptedModel, ToolCall, ToolResultData
 from glove_core.testing import RecordingSubscriber
-from glove_mcp import (
-    McpCatalogueEntry,
-    McpMount,
-    McpTool,
-    MemoryMcpAdapter,
-    bridged_tool_name,
-    mount_mcp,
-)
+from glove_mcp import McpCatalogueEntry, McpMount, McpTool, MemoryMcpAdapter, mount_mcp
+from glove_mcp.bridge import bridged_tool_name
 
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / "node" / "bin" / "node"
