@@ -72,6 +72,19 @@ class _Loaded:
     replaced: dict[str, Tool] = field(default_factory=dict)  # switched-off tools it took over
 
 
+@dataclass(frozen=True)
+class MountOptions:
+    """How a mount connects and discovers (the options of ``mount_mcp``, documented there)."""
+
+    ambiguity_policy: AmbiguityPolicy | None = None
+    subagent_model: ModelAdapter | None = None
+    subagent_system_prompt: str | None = None
+    client_info: ClientInfo | None = None
+    filter_tools: ToolFilter | None = None
+    wrap_tool: WrapTool | None = None
+    pool: McpClientPool | None = None
+
+
 class McpMount:
     """The MCP servers mounted on one Glove, and a tool source of it. Create it with
     ``mount_mcp``.
@@ -92,29 +105,24 @@ class McpMount:
         glove: Glove,
         adapter: McpAdapter,
         entries: Sequence[McpCatalogueEntry],
-        *,
-        ambiguity_policy: AmbiguityPolicy | None = None,
-        subagent_model: ModelAdapter | None = None,
-        subagent_system_prompt: str | None = None,
-        client_info: ClientInfo | None = None,
-        filter_tools: ToolFilter | None = None,
-        wrap_tool: WrapTool | None = None,
-        pool: McpClientPool | None = None,
+        options: MountOptions,
     ) -> None:
+        # Made by mount_mcp, which documents each option once; this only keeps them.
         self.glove = glove
         self.adapter = adapter
         self.entries = {entry.id: entry for entry in entries}
         if len(self.entries) != len(entries):
             dupes = sorted({e.id for e in entries if sum(x.id == e.id for x in entries) > 1})
             raise ValueError(f"catalogue ids must be unique; repeated: {', '.join(dupes)}")
-        self.ambiguity_policy: AmbiguityPolicy = ambiguity_policy or (
+        self.ambiguity_policy: AmbiguityPolicy = options.ambiguity_policy or (
             "auto-pick-best" if glove.server_mode else "interactive"
         )
-        self.subagent_model = subagent_model
-        self.subagent_system_prompt = subagent_system_prompt
-        self.client_info = client_info
-        self.filter_tools = filter_tools
-        self.wrap_tool = wrap_tool
+        self.subagent_model = options.subagent_model
+        self.subagent_system_prompt = options.subagent_system_prompt
+        self.client_info = options.client_info
+        self.filter_tools = options.filter_tools
+        self.wrap_tool = options.wrap_tool
+        pool = options.pool
         self._own_pool = pool is None
         self.pool = pool if pool is not None else McpClientPool()
         self._loaded: dict[str, _Loaded] = {}
@@ -404,18 +412,11 @@ async def mount_mcp(
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
         reload is logged and reported as ``mcp_server_failed`` to the Glove's subscribers.
     """
-    mount = McpMount(
-        glove,
-        adapter,
-        entries,
-        ambiguity_policy=ambiguity_policy,
-        subagent_model=subagent_model,
-        subagent_system_prompt=subagent_system_prompt,
-        client_info=client_info,
-        filter_tools=filter_tools,
-        wrap_tool=wrap_tool,
-        pool=pool,
-    )
+    options = MountOptions(
+        ambiguity_policy, subagent_model, subagent_system_prompt, client_info, filter_tools,
+        wrap_tool, pool,
+    )  # fmt: skip
+    mount = McpMount(glove, adapter, entries, options)
     await mount.reload()
     try:
         glove.fold(discovery_tool(mount, discovery_budget_tokens))

@@ -271,7 +271,7 @@ async def test_discovery_settings_are_kept_for_issue_7(servers: Servers) -> None
     await headless.aclose()
     await interactive.aclose()
     with pytest.raises(ValueError, match="repeated: notes"):
-        McpMount(_glove(), MemoryMcpAdapter("c"), servers.entries() + servers.entries()[:1])
+        await mount_mcp(_glove(), MemoryMcpAdapter("c"), servers.entries() + servers.entries()[:1])
 
 
 async def test_filter_and_wrap_apply_to_every_server(servers: Servers) -> None:
