@@ -9,12 +9,12 @@ from __future__ import annotations
 import sqlite3
 from datetime import datetime
 from pathlib import Path
-from types import TracebackType
 from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from glove_core.errors import GloveStateError
+from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.types import ContentPart
 
@@ -101,7 +101,7 @@ _EVENTS_SCHEMA = SqliteSchema(
 )
 
 
-class SqliteEventQueue:
+class SqliteEventQueue(AsyncResource):
     """An EventQueue in a SQLite file (it may share the conversation's file).
 
     Events survive a process restart. Delivery is exactly once: the loop saves an injected
@@ -158,16 +158,8 @@ class SqliteEventQueue:
         """Close the connection. Idempotent; later calls raise ``GloveStateError``."""
         await self._db.aclose()
 
-    async def __aenter__(self) -> SqliteEventQueue:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _enter(self) -> None:
+        await self.open()
 
     async def add(self, event: OutsideEvent) -> bool:
         """Queue an event; False (and no change) when its id was seen before."""

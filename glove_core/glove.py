@@ -12,7 +12,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from types import TracebackType
 from typing import Any
 
 from glove_core._execute import ToolRunner
@@ -48,6 +47,7 @@ from glove_core.loop import (
     user_message,
 )
 from glove_core.models.base import ModelAdapter
+from glove_core.resources import AsyncResource
 from glove_core.stores.base import StoreAdapter
 from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
@@ -60,7 +60,7 @@ __all__ = ["Glove", "TurnPreparer"]
 logger = logging.getLogger(__name__)
 
 
-class Glove:
+class Glove(AsyncResource):
     """An agent: a model, a system prompt, tools, and a conversation store.
 
     Args:
@@ -478,17 +478,6 @@ class Glove:
     async def aclose(self) -> None:
         """Stop deferral timers and pending wake-ups. Queued events stay in their queue."""
         await self._events.aclose()
-
-    async def __aenter__(self) -> Glove:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return (

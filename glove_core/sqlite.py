@@ -48,7 +48,6 @@ import time
 import urllib.parse
 import weakref
 from collections.abc import Callable
-from types import TracebackType
 from typing import TypeVar
 
 from glove_core._sqlite_migrations import (
@@ -59,6 +58,7 @@ from glove_core._sqlite_migrations import (
     transaction,
 )
 from glove_core.errors import GloveStateError, StoreCorruptError, StoreError, StoreNotFoundError
+from glove_core.resources import AsyncResource
 
 __all__ = [
     "SCHEMA_TABLE",
@@ -75,7 +75,7 @@ SQLITE_BUSY_TIMEOUT = 10.0
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT})
 
 
-class SqliteDatabase:
+class SqliteDatabase(AsyncResource):
     """One component's connection to a SQLite file, opened lazily, used from worker threads.
 
     Use it as an async context manager, or call ``aclose()``; a database that is never closed
@@ -208,17 +208,8 @@ class SqliteDatabase:
                 self._finalizer = None
             self._conn = None
 
-    async def __aenter__(self) -> SqliteDatabase:
+    async def _enter(self) -> None:
         await self.open()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return f"SqliteDatabase({self._path!r}, {self._schema.name!r})"

@@ -43,7 +43,7 @@ from ssl import SSLContext
 import anyio
 import httpx2
 
-from glove_mcp._resource import AsyncResource
+from glove_core.resources import AsyncResource
 from glove_mcp.errors import McpStateError
 
 __all__ = ["McpClientPool", "observe_status"]

@@ -17,9 +17,9 @@ import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from types import TracebackType
 from typing import ClassVar, Protocol, runtime_checkable
 
+from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_mcp.errors import McpStateError
 
@@ -147,7 +147,7 @@ _ACTIVE_SCHEMA = SqliteSchema(
 )
 
 
-class SqliteMcpAdapter:
+class SqliteMcpAdapter(AsyncResource):
     """An ``McpAdapter`` keeping active ids per conversation in a SQLite file.
 
     The ids live in table ``glove_mcp_active`` (component ``glove_mcp.active_servers`` of
@@ -250,16 +250,8 @@ class SqliteMcpAdapter:
         """Close the database connection (idempotent); later calls raise ``McpStateError``."""
         await self._db.aclose()
 
-    async def __aenter__(self) -> SqliteMcpAdapter:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _enter(self) -> None:
+        await self.open()
 
     def __repr__(self) -> str:
         return f"SqliteMcpAdapter({str(self.path)!r}, {self.conversation_id!r})"

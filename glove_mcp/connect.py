@@ -38,18 +38,18 @@ import logging
 import warnings
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
 from enum import Enum
-from typing import Any, Self, TypeVar
+from typing import Any, TypeVar
 
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from glove_core.resources import AsyncResource
 from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
 from glove_mcp._failures import Answers, auth_expired, open_failure, request_failure
 from glove_mcp._http import McpClientPool
-from glove_mcp._resource import AsyncResource
 from glove_mcp._session import ProtocolChoice, Session, run_request
 from glove_mcp._tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
@@ -278,9 +278,8 @@ class McpServerConnection(AsyncResource):
         """The same as ``close()``, under ``AsyncResource``'s name."""
         await self.close()
 
-    async def __aenter__(self) -> Self:
+    async def _enter(self) -> None:
         await self._ensure()
-        return self
 
     # -- requests ----------------------------------------------------------------------------
 

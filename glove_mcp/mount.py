@@ -24,6 +24,7 @@ from typing import Literal
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
+from glove_core.resources import AsyncResource
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.bridge import bridge_mcp_tool
@@ -85,7 +86,7 @@ class MountOptions:
     pool: McpClientPool | None = None
 
 
-class McpMount:
+class McpMount(AsyncResource):
     """The MCP servers mounted on one Glove, and a tool source of it. Create it with
     ``mount_mcp``.
 
@@ -359,12 +360,6 @@ class McpMount:
         finally:
             if self._own_pool:
                 await self.pool.aclose()
-
-    async def __aenter__(self) -> McpMount:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.aclose()
 
     def __repr__(self) -> str:
         return (

@@ -12,7 +12,6 @@ import logging
 import os
 import time
 from collections.abc import Callable
-from types import TracebackType
 from typing import Any, Literal
 
 import anthropic
@@ -24,6 +23,7 @@ from glove_core.models._anthropic_convert import AnthropicParams, build_params, 
 from glove_core.models._cache_health import CacheHealth, conversation_key
 from glove_core.models._retry import RetryPolicy, is_retryable, status_error
 from glove_core.models.base import ModelRequest, ModelResponse, announce
+from glove_core.resources import AsyncResource
 from glove_core.subscribers import (
     Notify,
     TextDelta,
@@ -50,7 +50,7 @@ _STREAM_ERROR_STATUS = {
 }
 
 
-class AnthropicModel:
+class AnthropicModel(AsyncResource):
     """A ModelAdapter for Anthropic's Messages API.
 
     Args:
@@ -121,17 +121,6 @@ class AnthropicModel:
         if self._owns_client:
             self._owns_client = False
             await self._client.close()
-
-    async def __aenter__(self) -> AnthropicModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     def build_params(self, request: ModelRequest) -> AnthropicParams:
         """The system, tools and messages this adapter would send for ``request``."""

@@ -14,7 +14,6 @@ import json
 import logging
 import os
 from collections.abc import Mapping
-from types import TracebackType
 from typing import Any
 
 import httpx2
@@ -24,6 +23,7 @@ from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnection
 from glove_core.models._anthropic_convert import PLACEHOLDER_RESULT, result_text
 from glove_core.models._retry import RetryPolicy, is_retryable, status_error
 from glove_core.models.base import ModelRequest, ModelResponse, announce
+from glove_core.resources import AsyncResource
 from glove_core.subscribers import (
     Notify,
     TextDelta,
@@ -189,7 +189,7 @@ def _usage(raw: Mapping[str, Any] | None) -> Usage:
     )
 
 
-class OpenAICompatModel:
+class OpenAICompatModel(AsyncResource):
     """A ModelAdapter for OpenAI-style Chat Completions endpoints.
 
     Args:
@@ -242,17 +242,6 @@ class OpenAICompatModel:
         if self._owns_client:
             self._owns_client = False
             await self._client.aclose()
-
-    async def __aenter__(self) -> OpenAICompatModel:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
     async def prompt(
         self, request: ModelRequest, notify: Notify, signal: AbortSignal | None = None

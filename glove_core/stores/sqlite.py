@@ -20,12 +20,12 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import Sequence
-from types import TracebackType
 from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
 from glove_core.errors import GloveStateError, InboxItemError, StoreCorruptError
+from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.stores import _sqlite_outside
 from glove_core.stores._sqlite_outside import SessionInfo
@@ -42,7 +42,7 @@ migrated forward)."""
 _TASKS = TypeAdapter(list[Task])
 
 
-class SqliteStore:
+class SqliteStore(AsyncResource):
     """A conversation kept in a SQLite file, with every optional capability.
 
     Implements ``StoreAdapter`` and the task, permission and inbox capabilities. Use it as an
@@ -122,16 +122,8 @@ class SqliteStore:
         """Close the connection. Idempotent; later calls raise ``GloveStateError``."""
         await self._db.aclose()
 
-    async def __aenter__(self) -> SqliteStore:
-        return await self.open()
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
+    async def _enter(self) -> None:
+        await self.open()
 
     # -- messages and counters --------------------------------------------------------------
 

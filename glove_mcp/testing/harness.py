@@ -26,13 +26,13 @@ from collections.abc import (
     MutableMapping,
 )
 from dataclasses import dataclass, field
-from typing import Any, Literal, Self, cast
+from typing import Any, Literal, cast
 
 import uvicorn
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 
-from glove_mcp._resource import AsyncResource
+from glove_core.resources import AsyncResource
 from glove_mcp.testing.servers import build_notes_server, build_paged_server, build_tracker_server
 
 __all__ = ["ASGIApp", "McpTestServer", "ServerControl", "ServerKind", "build_server", "serve"]
@@ -403,9 +403,8 @@ class McpTestServer(AsyncResource):
         """The same as ``stop()``, under ``AsyncResource``'s name."""
         await self.stop()
 
-    async def __aenter__(self) -> Self:
+    async def _enter(self) -> None:
         await self.start()
-        return self
 
 
 @contextlib.asynccontextmanager

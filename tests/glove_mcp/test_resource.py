@@ -1,11 +1,11 @@
-"""AsyncResource (glove_mcp._resource): the shared base of what glove_mcp lets you close."""
+"""AsyncResource (glove_core.resources): the shared base of what glove_mcp lets you close."""
 
 from __future__ import annotations
 
 import pytest
 
+from glove_core.resources import AsyncResource
 from glove_mcp import McpServerConnection
-from glove_mcp._resource import AsyncResource
 from glove_mcp.connect import McpClientPool
 from glove_mcp.testing import McpTestServer
 

@@ -1,7 +1,8 @@
 """``AsyncResource``: an abstract ``aclose()`` and the async context manager that calls it.
 
-Whatever owns a socket, a task or a file derives from it (as in anyio's ``abc.AsyncResource``):
-``async with resource:`` closes it on the way out, and ``aclose()`` is idempotent.
+Whatever owns a socket, a task, a process or a file derives from it, in glove_core and
+glove_mcp alike (as in anyio's ``abc.AsyncResource``): ``async with resource:`` opens it where
+opening means something (``_enter``) and closes it on the way out; ``aclose()`` is idempotent.
 """
 
 from __future__ import annotations
@@ -19,7 +20,12 @@ class AsyncResource(ABC):
     __slots__ = ()
 
     async def __aenter__(self) -> Self:
+        await self._enter()
         return self
+
+    async def _enter(self) -> None:
+        """What entering does before the body runs (open a file, connect); nothing here."""
+        return None
 
     async def __aexit__(
         self,
