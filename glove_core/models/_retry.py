@@ -4,16 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import logging
 import random
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from glove_core.errors import (
     ContextWindowExceededError,
     ModelAPIError,
     ModelAuthenticationError,
     ModelBadRequestError,
+    ModelError,
     ModelOverloadedError,
     ModelRateLimitError,
     ModelServerError,
@@ -22,10 +25,16 @@ from glove_core.errors import (
 __all__ = [
     "RETRYABLE_STATUS",
     "RetryPolicy",
+    "TryAgain",
     "is_retryable",
     "parse_retry_after",
     "status_error",
+    "with_retries",
 ]
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 _CONTEXT_MARKERS = (
     "prompt is too long",
@@ -150,3 +159,49 @@ def status_error(
         attempts=attempt,
         request_id=request_id,
     )
+
+
+class TryAgain(Exception):
+    """Raised by one attempt of a model call whose failure may pass (429, 529, 5xx, a dropped
+    connection), carrying the typed error to raise once the retries run out.
+
+    Attributes:
+        error: what the caller gets when no retry is left.
+        retry_after: seconds the provider asked to wait, if it did.
+    """
+
+    def __init__(self, error: ModelError, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+async def with_retries(
+    policy: RetryPolicy,
+    name: str,
+    attempt: Callable[[int], Awaitable[_T]],
+    before: Callable[[], None] | None = None,
+) -> _T:
+    """Run ``attempt(n)`` (n from 1) until it returns, raises anything but ``TryAgain``, or
+    ``policy`` says stop; then its ``TryAgain.error`` is raised. The one retry loop of every
+    model adapter.
+
+    Args:
+        policy: how many retries, and how long to wait before each.
+        name: the adapter, for the log line of each retry.
+        attempt: one try; raises ``TryAgain`` for a failure worth another.
+        before: called before every attempt (e.g. to stop when the request was aborted).
+    """
+    number = 0
+    while True:
+        number += 1
+        if before is not None:
+            before()
+        try:
+            return await attempt(number)
+        except TryAgain as failure:
+            delay = policy.delay(number, failure.retry_after)
+            if delay is None:
+                raise failure.error from failure.__cause__
+            logger.info("%s failed (%s); retry %d in %.2fs", name, failure.error, number, delay)
+        await policy.sleep(delay)

@@ -21,7 +21,13 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnectionError
 from glove_core.models._anthropic_convert import AnthropicParams, build_params, message_from_blocks
 from glove_core.models._cache_health import CacheHealth, conversation_key
-from glove_core.models._retry import RetryPolicy, is_retryable, status_error
+from glove_core.models._retry import (
+    RetryPolicy,
+    TryAgain,
+    is_retryable,
+    status_error,
+    with_retries,
+)
 from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.resources import AsyncResource
 from glove_core.subscribers import (
@@ -158,35 +164,23 @@ class AnthropicModel(AsyncResource):
             kwargs["system"] = params.system
         if params.tools:
             kwargs["tools"] = params.tools
-        attempt = 0
-        while True:
-            attempt += 1
-            if signal is not None:
-                signal.throw_if_aborted()
+
+        async def attempt(number: int) -> ModelResponse:
             try:
                 if self.stream:
-                    response = await self._call_stream(kwargs, notify)
-                else:
-                    response = await self._call_json(kwargs, notify)
-                break
+                    return await self._call_stream(kwargs, notify)
+                return await self._call_json(kwargs, notify)
             except anthropic.APIStatusError as exc:
-                error = _typed_error(exc, attempt)
-                delay = self.retry.delay(attempt, error.retry_after)
-                if not is_retryable(error.status_code) or delay is None:
+                error = _typed_error(exc, number)
+                if not is_retryable(error.status_code):
                     raise error from exc
-                logger.info(
-                    "%s answered %d; retry %d in %.2fs",
-                    self.name,
-                    error.status_code,
-                    attempt,
-                    delay,
-                )
+                raise TryAgain(error, error.retry_after) from exc
             except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
-                delay = self.retry.delay(attempt, None)
-                if delay is None:
-                    raise ModelConnectionError(_PROVIDER, _describe(exc), attempt) from exc
-                logger.info("%s connection failed (%s); retry in %.2fs", self.name, exc, delay)
-            await self.retry.sleep(delay)
+                raise TryAgain(ModelConnectionError(_PROVIDER, _describe(exc), number)) from exc
+
+        response = await with_retries(
+            self.retry, self.name, attempt, signal.throw_if_aborted if signal else None
+        )
         if self.cache:
             key = conversation_key(request)
             if params.saved_position is not None:

@@ -19,9 +19,15 @@ from typing import Any
 import httpx2
 
 from glove_core.abort import AbortSignal
-from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnectionError
+from glove_core.errors import MissingAPIKeyError, ModelConnectionError
 from glove_core.models._anthropic_convert import PLACEHOLDER_RESULT, result_text
-from glove_core.models._retry import RetryPolicy, is_retryable, status_error
+from glove_core.models._retry import (
+    RetryPolicy,
+    TryAgain,
+    is_retryable,
+    status_error,
+    with_retries,
+)
 from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.resources import AsyncResource
 from glove_core.subscribers import (
@@ -278,24 +284,17 @@ class OpenAICompatModel(AsyncResource):
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
-        attempt = 0
-        while True:
-            attempt += 1
+
+        async def attempt(number: int) -> ModelResponse:
             try:
                 if self.stream:
-                    return await self._call_stream(body, notify, attempt)
-                return await self._call_json(body, notify, attempt)
-            except _Retryable as retryable:
-                delay = self.retry.delay(attempt, retryable.error.retry_after)
-                if delay is None:
-                    raise retryable.error from None
+                    return await self._call_stream(body, notify, number)
+                return await self._call_json(body, notify, number)
             except httpx2.TransportError as exc:
-                delay = self.retry.delay(attempt, None)
-                if delay is None:
-                    detail = str(exc) or type(exc).__name__
-                    raise ModelConnectionError(_PROVIDER, detail, attempt) from exc
-            logger.info("%s failed on attempt %d; retrying in %.2fs", self.name, attempt, delay)
-            await self.retry.sleep(delay)
+                detail = str(exc) or type(exc).__name__
+                raise TryAgain(ModelConnectionError(_PROVIDER, detail, number)) from exc
+
+        return await with_retries(self.retry, self.name, attempt)
 
     async def _raise_for_status(self, response: httpx2.Response, attempt: int) -> None:
         if response.status_code < 400:
@@ -317,7 +316,7 @@ class OpenAICompatModel(AsyncResource):
             code=str(error.get("code") or ""),
         )
         if is_retryable(response.status_code):
-            raise _Retryable(typed)
+            raise TryAgain(typed, typed.retry_after)
         raise typed
 
     async def _call_json(self, body: dict[str, Any], notify: Notify, attempt: int) -> ModelResponse:
@@ -384,11 +383,3 @@ class OpenAICompatModel(AsyncResource):
 
     def __repr__(self) -> str:
         return f"OpenAICompatModel(model={self.model!r}, base_url={self.base_url!r})"
-
-
-class _Retryable(Exception):
-    """A retryable HTTP error answer, carrying the typed error to raise when retries run out."""
-
-    def __init__(self, error: ModelAPIError) -> None:
-        super().__init__(str(error))
-        self.error = error
