@@ -77,6 +77,12 @@ class McpClientPool(AsyncResource):
         return self._closed
 
     @property
+    def has_transport(self) -> bool:
+        """Whether the transport exists yet: it is made on first HTTP use (a pool that only
+        served stdio servers never makes one)."""
+        return self._transport is not None
+
+    @property
     def transport(self) -> httpx2.AsyncBaseTransport:
         """The shared transport (created on first access).
 

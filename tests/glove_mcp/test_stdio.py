@@ -65,4 +65,4 @@ async def test_a_stdio_connection_makes_no_http_client() -> None:
     async with McpClientPool() as pool:
         async with await connect_mcp("notes", "", command=NOTES, pool=pool) as connection:
             assert not (await connection.call_tool("read_page", {"page_id": "p1"})).is_error
-        assert pool._transport is None  # created on first use only, and a stdio server has none
+        assert not pool.has_transport  # made on first HTTP use only; a stdio server has none
