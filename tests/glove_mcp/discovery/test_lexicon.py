@@ -62,3 +62,14 @@ def test_a_malformed_file_is_refused_naming_the_table(
 def test_text_that_is_not_toml_is_refused() -> None:
     with pytest.raises(ValueError, match="Invalid value"):
         parse_lexicon("synonym_groups = [")
+
+
+def test_a_speller_on_a_base_knows_both_and_adds_their_counts() -> None:
+    from glove_mcp.discovery._spelling import Speller
+
+    base = Speller(["calendar", "calendar", "colander"])
+    layered = Speller(["colander", "colander"], base=base)
+    flat = Speller(["calendar", "calendar", "colander", "colander", "colander"])
+    assert "calendar" in layered and "colander" in layered and "banana" not in layered
+    for word in ("calender", "colandar", "calnedar", "xyzzyx"):
+        assert layered.correct(word) == flat.correct(word)
