@@ -84,12 +84,14 @@ def _logins(store: str) -> dict[str, dict[str, Any]]:
         raise _Unusual
     logins: dict[str, dict[str, Any]] = {}
     for key, state in entries.items():
-        tokens = state.get("tokens") if isinstance(state, dict) else None
+        if not isinstance(state, dict):
+            raise _Unusual
+        tokens = state.get("tokens")
         if tokens is None:
             continue
-        expires_at = tokens.get("expires_at") if isinstance(tokens, dict) else "?"
-        if expires_at is not None and not isinstance(expires_at, int | float):
-            raise _Unusual
+        expires_at = tokens.get("expires_at") if isinstance(tokens, dict) else False
+        if isinstance(expires_at, bool) or not isinstance(expires_at, int | float | None):
+            raise _Unusual  # not what the store writes: let it say what is wrong
         logins[key] = tokens
     return logins
 

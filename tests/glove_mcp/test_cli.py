@@ -155,6 +155,11 @@ def test_one_line_errors(
     assert main(["status"]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "oauth.json" in err and "corrupt" in err
+    (tmp_path / "oauth.json").write_text(
+        '{"format": "glove-mcp-oauth", "version": 1, "entries": {"notion": "garbage"}}'
+    )
+    assert main(["status"]) == 1
+    assert "corrupt" in capsys.readouterr().err
     (tmp_path / "oauth.json").unlink()
     assert main(["status"]) == 0
     assert "notion           not logged in" in capsys.readouterr().out
