@@ -31,7 +31,7 @@ from mcp.client.auth.extensions.identity_assertion import IdentityAssertionOAuth
 from mcp.shared.exceptions import MCPDeprecationWarning
 
 from glove_mcp.errors import OAuthFlowError
-from glove_mcp.oauth.provider import StoreTokenStorage
+from glove_mcp.oauth.provider import StoredExpiry, StoreTokenStorage
 from glove_mcp.oauth.store import MemoryOAuthStore, OAuthStore
 
 __all__ = ["client_credentials_auth", "identity_assertion_auth"]
@@ -43,31 +43,25 @@ _ID_TOKEN = "urn:ietf:params:oauth:token-type:id_token"
 SecretAuthMethod = Literal["client_secret_basic", "client_secret_post"]
 
 
-class _SecretGrant(ClientCredentialsOAuthProvider):
+class _Grant(StoredExpiry):
+    """A ``client_credentials`` provider of the SDK's, over a store key."""
+
+    method = ""
+
     def __init__(self, storage: StoreTokenStorage, **kwargs: object) -> None:
         self.storage = storage
         super().__init__(storage=storage, **kwargs)  # type: ignore[arg-type]
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        # A stored token's lifetime survives a restart (the SDK keeps none).
-        self.context.token_expiry_time = await self.storage.stored_expiry()
-
     def __repr__(self) -> str:
-        return f"client_credentials_auth(key={self.storage.key!r}, method='client_secret')"
+        return f"client_credentials_auth(key={self.storage.key!r}, method={self.method!r})"
 
 
-class _JwtGrant(PrivateKeyJWTOAuthProvider):
-    def __init__(self, storage: StoreTokenStorage, **kwargs: object) -> None:
-        self.storage = storage
-        super().__init__(storage=storage, **kwargs)  # type: ignore[arg-type]
+class _SecretGrant(_Grant, ClientCredentialsOAuthProvider):
+    method = "client_secret"
 
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        self.context.token_expiry_time = await self.storage.stored_expiry()
 
-    def __repr__(self) -> str:
-        return f"client_credentials_auth(key={self.storage.key!r}, method='private_key_jwt')"
+class _JwtGrant(_Grant, PrivateKeyJWTOAuthProvider):
+    method = "private_key_jwt"
 
 
 def client_credentials_auth(

@@ -34,7 +34,13 @@ from glove_mcp.oauth.state import (
 )
 from glove_mcp.oauth.store import OAuthStore
 
-__all__ = ["Authorizer", "McpOAuthProvider", "StoreTokenStorage", "authorization_result"]
+__all__ = [
+    "Authorizer",
+    "McpOAuthProvider",
+    "StoreTokenStorage",
+    "StoredExpiry",
+    "authorization_result",
+]
 
 Authorizer = Callable[[str], Awaitable[str]]
 """``authorize(authorization_url) -> redirected_url``: takes the URL a person would open and
@@ -114,7 +120,19 @@ class StoreTokenStorage:
         )
 
 
-class McpOAuthProvider(OAuthClientProvider):
+class StoredExpiry(OAuthClientProvider):
+    """An SDK OAuth provider over a ``StoreTokenStorage`` that restores the stored token's
+    absolute expiry when it initialises: the SDK keeps none across restarts, so it would
+    treat an expired stored token as valid, send it, and only then start over."""
+
+    storage: StoreTokenStorage
+
+    async def _initialize(self) -> None:
+        await super()._initialize()
+        self.context.token_expiry_time = await self.storage.stored_expiry()
+
+
+class McpOAuthProvider(StoredExpiry):
     """An ``httpx2.Auth`` that logs in and refreshes through the SDK, persisting to a store.
 
     Use it directly to drive the SDK's flow yourself (``httpx2.AsyncClient(auth=provider)``);
@@ -191,12 +209,6 @@ class McpOAuthProvider(OAuthClientProvider):
 
     def __repr__(self) -> str:
         return f"McpOAuthProvider(server_url={self.context.server_url!r}, key={self.storage.key!r})"
-
-    async def _initialize(self) -> None:
-        await super()._initialize()
-        # The SDK keeps no absolute expiry across restarts (it would treat an expired stored
-        # token as valid); restore ours so it refreshes first.
-        self.context.token_expiry_time = await self.storage.stored_expiry()
 
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         # The SDK picks scopes from discovery right before authorizing; the caller's explicit
