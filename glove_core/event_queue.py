@@ -13,7 +13,6 @@ from typing import ClassVar, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glove_core.errors import GloveStateError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.types import ContentPart
@@ -136,12 +135,8 @@ class SqliteEventQueue(AsyncResource):
     ) -> None:
         self._path = str(path)
         self._session_id = session_id
-        message = f"{self!r} is closed; create a new SqliteEventQueue to use it"
         self._db = SqliteDatabase(
-            self._path,
-            _EVENTS_SCHEMA,
-            busy_timeout=busy_timeout,
-            closed_error=lambda: GloveStateError(message),
+            self._path, _EVENTS_SCHEMA, busy_timeout=busy_timeout, owner=repr(self)
         )
 
     @property

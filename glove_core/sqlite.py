@@ -89,8 +89,9 @@ class SqliteDatabase(AsyncResource):
             ``StoreError``.
         create: False to refuse a missing file with ``StoreNotFoundError`` (for helpers that
             act on an existing file, where a typo'd path must stay an error).
-        closed_error: builds the exception raised by calls after ``aclose()``; default a
-            ``GloveStateError`` naming the file and component.
+        owner: what uses this database, as its messages name it (e.g. the store's repr);
+            after ``aclose()`` calls raise ``GloveStateError`` saying ``owner`` is closed.
+        closed_error: builds that exception instead (a package with errors of its own).
 
     Raises:
         ValueError: a negative ``busy_timeout``.
@@ -103,6 +104,7 @@ class SqliteDatabase(AsyncResource):
         *,
         busy_timeout: float = SQLITE_BUSY_TIMEOUT,
         create: bool = True,
+        owner: str | None = None,
         closed_error: Callable[[], Exception] | None = None,
     ) -> None:
         if busy_timeout < 0:
@@ -111,7 +113,7 @@ class SqliteDatabase(AsyncResource):
         self._schema = schema
         self._busy_timeout = float(busy_timeout)
         self._create = create
-        message = f"{self!r} is closed; create a new one to use the file"
+        message = f"{owner or repr(self)} is closed; create a new one to use the file"
         self._closed_error = closed_error or (lambda: GloveStateError(message))
         self._conn: sqlite3.Connection | None = None
         self._finalizer: weakref.finalize[[], SqliteDatabase] | None = None

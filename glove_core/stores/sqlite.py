@@ -24,7 +24,7 @@ from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from glove_core.errors import GloveStateError, InboxItemError, StoreCorruptError
+from glove_core.errors import InboxItemError, StoreCorruptError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.stores import _sqlite_outside
@@ -83,12 +83,8 @@ class SqliteStore(AsyncResource):
             raise ValueError(f"busy_timeout must be 0 or more seconds, got {busy_timeout}")
         self._path = os.fspath(path)
         self._session_id = session_id
-        message = f"{self!r} is closed; create a new SqliteStore to use it"
         self._db = SqliteDatabase(
-            self._path,
-            STORE_SCHEMA,
-            busy_timeout=busy_timeout,
-            closed_error=lambda: GloveStateError(message),
+            self._path, STORE_SCHEMA, busy_timeout=busy_timeout, owner=repr(self)
         )
 
     # -- lifecycle --------------------------------------------------------------------------
