@@ -17,6 +17,7 @@ from glove_mcp.errors import (
     OAuthStateMismatchError,
 )
 from glove_mcp.oauth import (
+    Authorizer,
     McpOAuthProvider,
     MemoryOAuthStore,
     OAuthTokenSource,
@@ -42,6 +43,22 @@ def assert_one_line_about(exc: BaseException, server: OAuthTestServer | str) -> 
     assert "\n" not in text
     assert "'notes'" in text and url in text
     assert "Traceback" not in text and "ExceptionGroup" not in text
+    return text
+
+
+async def failed_login(
+    server: OAuthTestServer,
+    error: type[OAuthFlowError],
+    authorize: Authorizer = follow,
+    approval_time: float = 300,
+) -> str:
+    """Log in and expect ``error``: one line about the login, and nothing left in the store.
+    Returns the message."""
+    store = MemoryOAuthStore()
+    with pytest.raises(error) as caught:
+        await run_mcp_oauth(server.url, store, "notes", authorize=authorize, timeout=approval_time)
+    text = assert_one_line_about(caught.value, server)
+    assert await store.get("notes") is None
     return text
 
 
@@ -88,12 +105,8 @@ async def test_a_server_that_needs_no_login_is_not_reported_as_logged_in() -> No
 
 async def test_denied_consent(auth_server: OAuthTestServer) -> None:
     auth_server.provider.deny = True
-    store = MemoryOAuthStore()
-    with pytest.raises(OAuthAuthorizationDeniedError) as caught:
-        await run_mcp_oauth(auth_server.url, store, "notes", authorize=follow)
-    text = assert_one_line_about(caught.value, auth_server)
+    text = await failed_login(auth_server, OAuthAuthorizationDeniedError)
     assert "access_denied" in text and "Approve the request" in text
-    assert await store.get("notes") is None
 
 
 async def test_no_approval_in_time(auth_server: OAuthTestServer) -> None:
@@ -101,44 +114,29 @@ async def test_no_approval_in_time(auth_server: OAuthTestServer) -> None:
         await asyncio.Event().wait()
         raise AssertionError("unreachable")
 
-    store = MemoryOAuthStore()
-    with pytest.raises(OAuthCallbackTimeoutError) as caught:
-        await run_mcp_oauth(auth_server.url, store, "notes", authorize=never, timeout=0.3)
-    assert "within 0.3 s" in assert_one_line_about(caught.value, auth_server)
-    assert await store.get("notes") is None
+    text = await failed_login(auth_server, OAuthCallbackTimeoutError, never, approval_time=0.3)
+    assert "within 0.3 s" in text
 
 
 async def test_an_authorization_server_naming_another_issuer(
     auth_server: OAuthTestServer,
 ) -> None:
     auth_server.provider.advertised_issuer = "http://127.0.0.1:9/impostor"
-    store = MemoryOAuthStore()
-    with pytest.raises(OAuthFlowError) as caught:
-        await run_mcp_oauth(auth_server.url, store, "notes", authorize=follow)
-    text = assert_one_line_about(caught.value, auth_server)
+    text = await failed_login(auth_server, OAuthFlowError)
     assert "issuer" in text and "not the one the MCP server names" in text
     assert auth_server.provider.counters.registrations == 0  # stopped before registering
-    assert await store.get("notes") is None
 
 
 async def test_an_unsupported_grant(auth_server: OAuthTestServer) -> None:
     auth_server.provider.refuse_code_grant = True
-    store = MemoryOAuthStore()
-    with pytest.raises(OAuthFlowError) as caught:
-        await run_mcp_oauth(auth_server.url, store, "notes", authorize=follow)
-    text = assert_one_line_about(caught.value, auth_server)
+    text = await failed_login(auth_server, OAuthFlowError)
     assert "unsupported_grant_type" in text and "does not issue tokens" in text
-    assert await store.get("notes") is None
 
 
 async def test_registration_refused(auth_server: OAuthTestServer) -> None:
     auth_server.provider.refuse_registration = True
-    store = MemoryOAuthStore()
-    with pytest.raises(OAuthFlowError) as caught:
-        await run_mcp_oauth(auth_server.url, store, "notes", authorize=follow)
-    text = assert_one_line_about(caught.value, auth_server)
+    text = await failed_login(auth_server, OAuthFlowError)
     assert "refused to register" in text and "pre_registered_client" in text
-    assert await store.get("notes") is None
 
 
 @pytest.mark.parametrize(
@@ -156,11 +154,7 @@ async def test_pasted_garbage(
     async def paste(url: str) -> str:
         return pasted
 
-    store = MemoryOAuthStore()
-    with pytest.raises(error) as caught:
-        await run_mcp_oauth(auth_server.url, store, "notes", authorize=paste)
-    assert words in assert_one_line_about(caught.value, auth_server)
-    assert await store.get("notes") is None
+    assert words in await failed_login(auth_server, error, paste)
 
 
 async def test_a_failed_login_again_keeps_the_old_tokens(auth_server: OAuthTestServer) -> None:
