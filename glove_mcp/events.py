@@ -11,9 +11,18 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
-__all__ = ["McpEvent", "McpServerActivated", "McpServerDeactivated", "McpServerFailed"]
+__all__ = [
+    "McpEvent",
+    "McpListChanged",
+    "McpLog",
+    "McpProgress",
+    "McpSampling",
+    "McpServerActivated",
+    "McpServerDeactivated",
+    "McpServerFailed",
+]
 
 
 @dataclass(frozen=True)
@@ -50,5 +59,95 @@ class McpServerDeactivated:
     tools: tuple[str, ...]
 
 
-McpEvent = McpServerFailed | McpServerActivated | McpServerDeactivated
+@dataclass(frozen=True)
+class McpProgress:
+    """A server reported progress on a running tool call (``notifications/progress``).
+
+    Attributes:
+        server: the catalogue id.
+        tool: the server's real tool name.
+        call_id: the model's tool-call id (``ToolContext.call_id``), or None for a call made
+            outside the agent loop.
+        progress: how far it is; grows with every report.
+        total: the value ``progress`` reaches when done, if the server knows it.
+        message: what it is doing, if the server said.
+    """
+
+    kind: Literal["mcp_progress"] = field(default="mcp_progress", init=False)
+    server: str
+    tool: str
+    call_id: str | None
+    progress: float
+    total: float | None
+    message: str | None
+
+
+@dataclass(frozen=True)
+class McpLog:
+    """A server sent a log message (``notifications/message``).
+
+    Attributes:
+        server: the catalogue id.
+        level: the MCP log level (``"debug"`` … ``"emergency"``).
+        logger: the server's logger name, if it gave one.
+        data: what it logged (any JSON value).
+    """
+
+    kind: Literal["mcp_log"] = field(default="mcp_log", init=False)
+    server: str
+    level: str
+    logger: str | None
+    data: Any
+
+
+@dataclass(frozen=True)
+class McpListChanged:
+    """A server's tools, prompts or resources changed and were listed again.
+
+    Attributes:
+        server: the catalogue id.
+        what: ``"tools"``, ``"prompts"`` or ``"resources"``.
+        added, removed, changed: the (bridged) names that appeared, went away, or got a new
+            description or schema (tools only; empty for prompts and resources).
+    """
+
+    kind: Literal["mcp_list_changed"] = field(default="mcp_list_changed", init=False)
+    server: str
+    what: Literal["tools", "prompts", "resources"]
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class McpSampling:
+    """A server's sampling request (``sampling/createMessage``) was answered or refused.
+
+    Attributes:
+        server: the catalogue id.
+        outcome: ``"answered"``, ``"refused"`` (not allowed, or a person said no) or
+            ``"failed"`` (the model failed).
+        model: the model adapter's name (None when refused before asking it).
+        input_tokens, output_tokens: what the model call cost (0 when none was made).
+        detail: why it was refused or failed, if it was.
+    """
+
+    kind: Literal["mcp_sampling"] = field(default="mcp_sampling", init=False)
+    server: str
+    outcome: Literal["answered", "refused", "failed"]
+    model: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    detail: str | None = None
+
+
+McpEvent = (
+    McpServerFailed
+    | McpServerActivated
+    | McpServerDeactivated
+    | McpProgress
+    | McpLog
+    | McpListChanged
+    | McpSampling
+)
 """Every event glove_mcp sends to a Glove's subscribers."""
