@@ -17,13 +17,15 @@ Two things each session's client does so that a session costs fewer requests and
 2-3 ms less server CPU per server, and two TCP connections per session, close included,
 instead of five):
 
-- It does not open the standalone server-to-client SSE stream. The SDK's transport sends that
-  ``GET`` right after ``notifications/initialized``, for messages a server sends outside any
-  request (``list_changed`` notifications, unsolicited pings). glove_mcp uses none of them, and
-  the spec makes the stream optional for the client, so the client's transport answers that
-  ``GET`` itself with an empty stream that stays open until the session ends: no request, no
-  socket, no server-side stream kept alive for the session's whole life. Resumption ``GET``\\s
-  (they carry ``Last-Event-ID``) still go to the server.
+- It opens the standalone server-to-client SSE stream only when the session needs it. The
+  SDK's transport sends that ``GET`` right after ``notifications/initialized``, for messages a
+  server sends outside any request (requests for sampling, elicitation or roots, ``list_changed``
+  notifications, log messages). A session that declares none of those capabilities and wants
+  none of those notifications has no use for it, and the spec makes the stream optional for
+  the client, so then the client's transport answers that ``GET`` itself with an empty stream
+  that stays open until the session ends: no request, no socket, no server-side stream kept
+  alive for the session's whole life. Resumption ``GET``\\s (they carry ``Last-Event-ID``)
+  still go to the server.
 - It lets a POST's SSE response finish. The SDK closes the response as soon as the JSON-RPC
   answer has arrived, just before the server's end-of-stream, which forces HTTP/1.1 to drop the
   socket; reading that last bit first (bounded in bytes and time, after the caller already has
@@ -100,7 +102,7 @@ class McpClientPool(AsyncResource):
         auth: httpx2.Auth | None = None,
         timeout: httpx2.Timeout | float = 30.0,
         *,
-        server_stream: bool = True,
+        server_stream: bool | Callable[[], bool] = True,
     ) -> httpx2.AsyncClient:
         """A new client for one session, sending through the shared transport. The caller owns
         it and closes it; closing it leaves the shared transport open.
@@ -109,7 +111,9 @@ class McpClientPool(AsyncResource):
             auth: the session's credentials, applied to every request.
             timeout: the session's timeouts.
             server_stream: False answers the SDK's standalone server-to-client SSE ``GET``
-                locally with an idle stream (see the module docstring).
+                locally with an idle stream (see the module docstring); a function is asked
+                when that ``GET`` is sent (after the handshake, so it can look at what the
+                server declared).
 
         Raises:
             McpStateError: the pool is closed.
@@ -233,14 +237,20 @@ class _SessionTransport(httpx2.AsyncBaseTransport):
     """One session's view of the shared transport (see the module docstring); closing it
     leaves the shared transport open."""
 
-    def __init__(self, shared: httpx2.AsyncBaseTransport, *, server_stream: bool) -> None:
+    def __init__(
+        self, shared: httpx2.AsyncBaseTransport, *, server_stream: bool | Callable[[], bool]
+    ) -> None:
         self._shared = shared
         self._server_stream = server_stream
 
+    def _opens_server_stream(self) -> bool:
+        wanted = self._server_stream
+        return wanted() if callable(wanted) else wanted
+
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         if (
-            not self._server_stream
-            and request.method == "GET"
+            request.method == "GET"
+            and not self._opens_server_stream()
             and "last-event-id" not in request.headers
             and _mentions_sse(request.headers, "accept")
         ):

@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from contextlib import AsyncExitStack
 from typing import Any, Literal, TypeVar
 
@@ -27,10 +27,13 @@ import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, listen
 from mcp.shared.exceptions import MCPError
+from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from pydantic import ValidationError
 
 from glove_mcp._http import McpClientPool, observe_status
+from glove_mcp._server_requests import ChangeKind, ServerRequests
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
 
@@ -69,14 +72,19 @@ class Session:
         command: list[str] | None = None,
         env: dict[str, str] | None = None,
         protocol: ProtocolChoice = "auto",
+        requests: ServerRequests | None = None,
     ) -> None:
         self.namespace = namespace
+        self.requests = requests or ServerRequests()
         self.protocol = protocol
         self.url = url
         self.command = command
         self.env = env
         self.client_info = client_info
         self.session: ClientSession | None = None
+        """The SDK session, once it is open."""
+        self.session_in_handshake: ClientSession | None = None
+        """The SDK session from the moment it exists, before the handshake ends."""
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self.stop = asyncio.Event()
         self.scope = anyio.CancelScope()
@@ -89,7 +97,39 @@ class Session:
         self._pool = pool
         self._auth = auth
         self._timeout = timeout
+        # Work a server's notifications started (re-listing after a change), cancelled when
+        # the session ends.
+        self._spawned: set[asyncio.Task[Any]] = set()
         self.task = asyncio.create_task(self._own(), name=f"mcp-session:{namespace}")
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await work
+            except Exception:
+                logger.exception("MCP server %r: handling a notification failed", self.namespace)
+
+        task = asyncio.create_task(run(), name=f"mcp-session:{self.namespace}:notification")
+        self._spawned.add(task)
+        task.add_done_callback(forget_when_done(self._spawned))
+
+    def _wants_server_stream(self) -> bool:
+        """Whether the standalone stream is worth opening: the client declared something a
+        server may ask outside a call, or the server declared notifications the client
+        wants (list changes, log messages)."""
+        if self.requests.asks_back:
+            return True
+        session = self.session_in_handshake
+        caps = session.server_capabilities if session is not None else None
+        if caps is None:
+            return False
+        if self.requests.log_level is not None and caps.logging is not None:
+            return True
+        if self.requests.on_list_changed is None:
+            return False
+        return any(
+            c is not None and c.list_changed for c in (caps.tools, caps.prompts, caps.resources)
+        )
 
     def _note(self, response: httpx2.Response) -> None:
         status = self.last_status = response.status_code
@@ -133,20 +173,77 @@ class Session:
                 # server sends outside a request (see glove_mcp._http).
                 http = await stack.enter_async_context(
                     self._pool.new_client(
-                        observe_status(self._auth, self._note), self._timeout, server_stream=False
+                        observe_status(self._auth, self._note),
+                        self._timeout,
+                        server_stream=self._wants_server_stream,
                     )
                 )
                 transport = streamable_http_client(self.url, http_client=http)
             read, write = await stack.enter_async_context(transport)
             session = await stack.enter_async_context(
-                ClientSession(read, write, client_info=self.client_info)
+                ClientSession(
+                    read,
+                    write,
+                    client_info=self.client_info,
+                    **self.requests.callbacks(self.namespace, self._spawn),
+                )
             )
+            self.session_in_handshake = session
             if self.protocol == "legacy" or not await self._discover(session):
                 await session.initialize()
                 self.protocol = "legacy"
             self.session = session
             self.ready.set_result(None)
-            await self.stop.wait()
+            try:
+                if self._listens(session):
+                    async with anyio.create_task_group() as group:
+                        group.start_soon(self._listen, session)
+                        await self.stop.wait()
+                        group.cancel_scope.cancel()
+                else:
+                    await self.stop.wait()
+            finally:
+                for task in list(self._spawned):
+                    task.cancel()
+
+    def _listens(self, session: ClientSession) -> bool:
+        """On the stateless protocol, change notifications come only through a
+        ``subscriptions/listen`` stream: open one when the server declares changes and the
+        client wants to hear of them."""
+        if self.protocol == "legacy" or self.requests.on_list_changed is None:
+            return False
+        caps = session.server_capabilities
+        return caps is not None and any(
+            c is not None and c.list_changed for c in (caps.tools, caps.prompts, caps.resources)
+        )
+
+    async def _listen(self, session: ClientSession) -> None:
+        caps = session.server_capabilities
+        assert caps is not None and self.requests.on_list_changed is not None
+        changed = self.requests.on_list_changed
+        kinds: dict[type[Any], ChangeKind] = {
+            ToolsListChanged: "tools",
+            PromptsListChanged: "prompts",
+            ResourcesListChanged: "resources",
+        }
+        try:
+            async with listen(
+                session,
+                tools_list_changed=bool(caps.tools and caps.tools.list_changed),
+                prompts_list_changed=bool(caps.prompts and caps.prompts.list_changed),
+                resources_list_changed=bool(caps.resources and caps.resources.list_changed),
+            ) as subscription:
+                async for event in subscription:
+                    kind = kinds.get(type(event))
+                    if kind is not None:
+                        self._spawn(changed(kind))
+        except (ListenNotSupportedError, SubscriptionLost, MCPError, TimeoutError) as exc:
+            # Change notifications are a courtesy: without them the tools stay as listed.
+            logger.info(
+                "MCP server %r: no change notifications (subscriptions/listen: %s)",
+                self.namespace,
+                exc,
+            )
 
     async def _discover(self, session: ClientSession) -> bool:
         """True when the server speaks the stateless protocol (and the session adopted it)."""

@@ -24,6 +24,7 @@ from typing import Any
 from glove_core import ImagePart, Tool, ToolContext, ToolResultData
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
+from glove_mcp.events import McpProgress
 from glove_mcp.types import (
     McpAudioContent,
     McpCallResult,
@@ -244,8 +245,13 @@ def bridge_mcp_tool(
     read_only = tool.read_only
 
     async def do(input: dict[str, Any], ctx: ToolContext) -> ToolResultData:
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            await ctx.glove.publish(
+                McpProgress(namespace, real_name, ctx.call_id, done, total, message)
+            )
+
         try:
-            result = await connection.call_tool(real_name, input)
+            result = await connection.call_tool(real_name, input, on_progress=progress)
         except McpAuthExpiredError as exc:
             return ToolResultData(
                 status="error",

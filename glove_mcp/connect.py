@@ -50,6 +50,12 @@ from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
 from glove_mcp._failures import Answers, auth_expired, open_failure, request_failure
 from glove_mcp._http import McpClientPool
+from glove_mcp._server_requests import (
+    ProgressGate,
+    ProgressSink,
+    ServerRequests,
+    resolve_input_required,
+)
 from glove_mcp._session import ProtocolChoice, Session, run_request
 from glove_mcp._tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
@@ -114,6 +120,7 @@ class McpServerConnection(AsyncResource):
         call_timeout: float | None = 300.0,
         close_timeout: float = 5.0,
         protocol: ProtocolChoice = "auto",
+        requests: ServerRequests | None = None,
     ) -> None:
         if protocol not in ("auto", "legacy"):
             raise ValueError(
@@ -144,6 +151,9 @@ class McpServerConnection(AsyncResource):
         self.close_timeout = close_timeout
         self.protocol: ProtocolChoice = protocol
         """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
+        self.requests = requests or ServerRequests()
+        """How it answers what the server asks (sampling, elicitation, roots) and where the
+        server's log messages and list changes go."""
         self._session: Session | None = None
         self._connecting = asyncio.Lock()
         self._state = ConnectionState.IDLE
@@ -176,6 +186,20 @@ class McpServerConnection(AsyncResource):
         """The protocol version of the live session (e.g. ``"2026-07-28"``), or None."""
         live = self._live()
         return live.protocol_version if live is not None else None
+
+    @property
+    def instructions(self) -> str | None:
+        """What the server said about how to use it (``instructions``), or None; None too
+        while not connected."""
+        live = self._live()
+        return live.instructions if live is not None else None
+
+    def declares(self, capability: str) -> bool:
+        """Whether the live session's server declared ``capability`` (``"tools"``,
+        ``"resources"``, ``"prompts"``, ``"logging"``, ...); False while not connected."""
+        live = self._live()
+        caps = live.server_capabilities if live is not None else None
+        return caps is not None and getattr(caps, capability, None) is not None
 
     @property
     def raw(self) -> ClientSession:
@@ -230,6 +254,7 @@ class McpServerConnection(AsyncResource):
                 command=self.command,
                 env=self._env,
                 protocol=self.protocol,
+                requests=self.requests,
             )
             self._session = fresh
             try:
@@ -368,11 +393,24 @@ class McpServerConnection(AsyncResource):
             if include_tool(self.namespace, t, self.exclude_tools, self.filter_tools)
         ]
 
-    async def call_tool(self, name: str, args: dict[str, Any] | None = None) -> McpCallResult:
+    async def call_tool(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        *,
+        on_progress: ProgressSink | None = None,
+    ) -> McpCallResult:
         """Call the server tool ``name`` (its real, un-namespaced name).
 
         A tool that failed on the server comes back with ``is_error=True``; this raises only
         for failures of the connection itself.
+
+        Every call carries a progress token; the server's progress reports go to
+        ``on_progress(progress, total, message)``, at most about ten a second (the last one
+        always). When the server needs input first (an ``InputRequiredResult`` on the
+        2026-07-28 protocol), its requests are answered with the connection's sampling,
+        elicitation and roots handlers and the call is retried with the answers, as many
+        rounds as it takes (up to ten).
 
         Raises:
             McpAuthExpiredError: 401 even with a fresh token.
@@ -382,8 +420,23 @@ class McpServerConnection(AsyncResource):
             McpStateError: the connection is closed.
         """
 
+        gate = ProgressGate(on_progress)
+
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await s.call_tool(name, arguments=args)
+            async def again(
+                responses: types.InputResponses | None, state: str | None
+            ) -> types.CallToolResult | types.InputRequiredResult:
+                return await s.call_tool(
+                    name,
+                    arguments=args,
+                    progress_callback=gate,
+                    input_responses=responses,
+                    request_state=state,
+                    allow_input_required=True,
+                )
+
+            first = await again(None, None)
+            return await resolve_input_required(s, first, again)
 
         return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
 
