@@ -201,6 +201,20 @@ class McpServerConnection(AsyncResource):
         caps = live.server_capabilities if live is not None else None
         return caps is not None and getattr(caps, capability, None) is not None
 
+    async def notify_roots_changed(self) -> None:
+        """Tell the server the roots changed (``notifications/roots/list_changed``), so it
+        asks for them again. Only a connection opened with ``roots`` declares roots; on the
+        stateless protocol a server asks for them with each request that needs them, so
+        there is nothing to send. Does nothing while not connected."""
+        live = self._live()
+        if live is None or self.requests.roots is None or self.protocol != "legacy":
+            return
+        try:
+            await live.send_notification(types.RootsListChangedNotification())
+        except (MCPError, httpx2.HTTPError, OSError) as exc:
+            # A courtesy: a server that missed it asks again when it next needs the roots.
+            logger.info("MCP server %r: roots/list_changed not sent: %s", self.namespace, exc)
+
     @property
     def raw(self) -> ClientSession:
         """The SDK's ``ClientSession`` of the current session, for what this class does not

@@ -17,17 +17,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
+from pathlib import Path
 from typing import Literal
+
+from mcp_types import LoggingLevel
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
-from glove_mcp.bridge import bridge_mcp_tool
+from glove_mcp.bridge import bridge_mcp_tool, tool_changes
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
 from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
@@ -37,7 +41,13 @@ from glove_mcp.errors import (
     McpStateError,
     McpUnknownServerError,
 )
-from glove_mcp.events import McpEvent, McpServerActivated, McpServerDeactivated, McpServerFailed
+from glove_mcp.events import (
+    McpEvent,
+    McpListChanged,
+    McpServerActivated,
+    McpServerDeactivated,
+    McpServerFailed,
+)
 
 __all__ = [
     "AmbiguityPolicy",
@@ -54,6 +64,12 @@ logger = logging.getLogger(__name__)
 
 AmbiguityPolicy = Literal["interactive", "auto-pick-best", "defer-to-main"]
 """How discovery picks among several matching servers."""
+
+INSTRUCTIONS_KEY = "mcp_server_instructions"
+"""The history-context key under which the loaded servers' instructions reach the model."""
+
+MAX_INSTRUCTIONS_CHARS = 4000
+"""A server's instructions longer than this are cut."""
 
 WrapTool = Callable[[Tool, McpCatalogueEntry], Tool]
 """``wrap_tool(tool, entry) -> Tool``: adjust each bridged tool before it is offered."""
@@ -84,6 +100,8 @@ class MountOptions:
     filter_tools: ToolFilter | None = None
     wrap_tool: WrapTool | None = None
     pool: McpClientPool | None = None
+    roots: RootsOption | None = None
+    log_level: LoggingLevel | None = None
 
 
 class McpMount(AsyncResource):
@@ -123,6 +141,8 @@ class McpMount(AsyncResource):
         self.client_info = options.client_info
         self.filter_tools = options.filter_tools
         self.wrap_tool = options.wrap_tool
+        self.options = options
+        self._roots = list(options.roots) if isinstance(options.roots, Sequence) else []
         pool = options.pool
         self._own_pool = pool is None
         self.pool = pool if pool is not None else McpClientPool()
@@ -135,6 +155,16 @@ class McpMount(AsyncResource):
         self._locks: dict[str, asyncio.Lock] = {}
         self._state = MountState.OPEN
         glove.add_tool_source(self)
+        try:
+            self._remove_instructions = glove.add_context_provider(
+                self._instructions, delivery="history", key=INSTRUCTIONS_KEY
+            )
+        except ValueError:  # a second mount on the same Glove
+            self._remove_instructions = glove.add_context_provider(
+                self._instructions,
+                delivery="history",
+                key=f"{INSTRUCTIONS_KEY}:{adapter.identifier}",
+            )
 
     @property
     def state(self) -> MountState:
@@ -160,6 +190,21 @@ class McpMount(AsyncResource):
         """The open connection of server ``id``, if it is loaded."""
         loaded = self._loaded.get(id)
         return loaded.connection if loaded else None
+
+    def _instructions(self, signal: object = None) -> str | None:
+        """What the loaded servers say about using them (their ``instructions``), as history
+        context: saved into the conversation only when it changes, so it never rewrites the
+        cached prefix (a server activated later adds one message after the history)."""
+        parts = []
+        for id, loaded in self._loaded.items():
+            text = (loaded.connection.instructions or "").strip()
+            if text:
+                if len(text) > MAX_INSTRUCTIONS_CHARS:
+                    text = text[:MAX_INSTRUCTIONS_CHARS] + "… [cut]"
+                parts.append(f"<server id={id!r}>\n{text}\n</server>")
+        if not parts:
+            return None
+        return "Instructions from the MCP servers whose tools you have:\n" + "\n".join(parts)
 
     def _check_open(self) -> None:
         if self._state is MountState.CLOSED:
@@ -195,22 +240,12 @@ class McpMount(AsyncResource):
             filter_tools=self.filter_tools,
             pool=self.pool,
             protocol=entry.protocol,
+            requests=self._requests_for(entry),
         )
         try:
             await conn.connect()
-            listed = await conn.list_tools()
-            bridged: list[tuple[Tool, str]] = []
-            for mcp_tool in listed:
-                tool = bridge_mcp_tool(conn, mcp_tool, self.glove.server_mode)
-                if self.wrap_tool is not None:
-                    tool = self.wrap_tool(tool, entry)
-                bridged.append((tool, mcp_tool.name))
+            bridged = await self._bridge(entry, conn)
             names = [t.name for t, _ in bridged]
-            if len(set(names)) != len(names):
-                dupes = sorted({n for n in names if names.count(n) > 1})
-                raise McpActivationError(
-                    entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
-                )
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
             # prompt cache, stayed put): the new bridges take their places under the same names.
@@ -226,6 +261,106 @@ class McpMount(AsyncResource):
         except BaseException:
             await conn.close()
             raise
+
+    def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
+        """How server ``entry`` is answered: its log messages and list changes reach the
+        Glove's subscribers, and the mount's options decide the rest."""
+        id = entry.id
+
+        async def changed(what: ChangeKind) -> None:
+            await self._list_changed(id, what)
+
+        return ServerRequests(
+            roots=self._roots_now if self.options.roots is not None else None,
+            log_level=self.options.log_level,
+            on_log=self._emit,
+            on_list_changed=changed,
+        )
+
+    def _roots_now(self) -> Sequence[str | Path] | Awaitable[Sequence[str | Path]]:
+        given = self.options.roots
+        return given() if callable(given) else list(self._roots)
+
+    async def set_roots(self, roots: Sequence[str | Path]) -> None:
+        """Replace the roots (directories or ``file://`` URIs) servers may work in and tell
+        every loaded server (``roots/list_changed``). Only a mount made with ``roots=`` (a
+        list) declares roots to its servers.
+
+        Raises:
+            McpStateError: the mount was made without ``roots``, or with a function (which
+                already decides the roots each time a server asks).
+        """
+        if self.options.roots is None or callable(self.options.roots):
+            raise McpStateError(
+                "set_roots needs a mount made with roots=[...]; this one was made "
+                + ("without roots" if self.options.roots is None else "with a roots function")
+            )
+        self._roots = list(roots)
+        for loaded in list(self._loaded.values()):
+            try:
+                await loaded.connection.notify_roots_changed()
+            except GloveMcpError as exc:
+                logger.info("could not tell %r the roots changed: %s", loaded.connection, exc)
+
+    async def _bridge(
+        self, entry: McpCatalogueEntry, conn: McpServerConnection
+    ) -> list[tuple[Tool, str]]:
+        """List the server's tools and bridge each: (tool, the server's real name)."""
+        bridged: list[tuple[Tool, str]] = []
+        for mcp_tool in await conn.list_tools():
+            tool = bridge_mcp_tool(conn, mcp_tool, self.glove.server_mode)
+            if self.wrap_tool is not None:
+                tool = self.wrap_tool(tool, entry)
+            bridged.append((tool, mcp_tool.name))
+        names = [t.name for t, _ in bridged]
+        if len(set(names)) != len(names):
+            dupes = sorted({n for n in names if names.count(n) > 1})
+            raise McpActivationError(
+                entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
+            )
+        return bridged
+
+    async def _list_changed(self, id: str, what: ChangeKind) -> None:
+        """The server said its tools (or prompts, or resources) changed: list them again.
+
+        New tools are offered from the next model call and changed ones replaced; removed ones
+        leave the tool list, so a call to one is answered ``tool_unavailable``. Any change to
+        the tool list rewrites the start of the prompt, so the provider's cache is read again
+        from the first byte at the next model call (tools come first in the cached prefix).
+        """
+        if what != "tools":
+            await self._emit(McpListChanged(id, what))
+            return
+        async with self._lock(id):
+            loaded = self._loaded.get(id)
+            if loaded is None or self._state is MountState.CLOSED:
+                return
+            try:
+                bridged = await self._bridge(self.entries[id], loaded.connection)
+            except Exception as exc:
+                logger.warning(
+                    "MCP server %r changed its tools, but listing them failed: %s", id, exc
+                )
+                return
+            taken = {t.name for t in self.glove.tools if t.name not in loaded.tools}
+            fresh = {t.name: t for t, _ in bridged if t.name not in taken}
+            clashes = sorted(t.name for t, _ in bridged if t.name in taken)
+            if clashes:
+                logger.warning(
+                    "MCP server %r added tools whose names another tool has; not offered: %s",
+                    id,
+                    ", ".join(clashes),
+                )
+            added, removed, changed = tool_changes(
+                {n: self._tools[n] for n in loaded.tools if n in self._tools}, fresh
+            )
+            for name in removed:
+                self._tools.pop(name, None)
+            for name in (*added, *changed):
+                self._tools[name] = fresh[name]
+            loaded.tools = {t.name: real for t, real in bridged if t.name in fresh}
+        if added or removed or changed:
+            await self._emit(McpListChanged(id, "tools", added, removed, changed))
 
     async def _reload_one(self, id: str) -> None:
         entry = self.entries[id]
@@ -349,6 +484,7 @@ class McpMount(AsyncResource):
         if self._state is MountState.CLOSED:
             return
         self._state = MountState.CLOSED
+        self._remove_instructions()
         loaded, self._loaded = list(self._loaded.values()), {}
         try:
             results = await asyncio.gather(
