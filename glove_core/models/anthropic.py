@@ -63,7 +63,7 @@ class AnthropicModel(AsyncResource):
         model: the model id, e.g. ``claude-sonnet-4-5``.
         api_key: the API key; ``ANTHROPIC_API_KEY`` from the environment when omitted.
         base_url: another endpoint (a proxy, or a fake in tests).
-        max_tokens: the most tokens one reply may have.
+        max_tokens: the most tokens one reply may have (a request's ``max_tokens`` may lower it).
         stream: stream replies (``text_delta`` events as text arrives) or make one JSON call.
         cache: place prompt-cache breakpoints (tools, system, history) on every request.
         client: a configured ``anthropic.AsyncAnthropic`` to use instead of building one; it is
@@ -157,7 +157,7 @@ class AnthropicModel(AsyncResource):
         params = self.build_params(request)
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": self.max_tokens,
+            "max_tokens": _max_tokens(self.max_tokens, request.max_tokens),
             "messages": params.messages,
         }
         if params.system:
@@ -231,6 +231,10 @@ def _response(final: Any) -> ModelResponse:
         ),
         stop_reason=final.stop_reason,
     )
+
+
+def _max_tokens(own: int, requested: int | None) -> int:
+    return own if requested is None else min(own, requested)
 
 
 def _describe(exc: BaseException) -> str:

@@ -32,6 +32,10 @@ class ModelRequest:
     ``conversation_id`` names the conversation (e.g. the store's identifier) so an adapter that
     tracks cache health per conversation keeps separate conversations — and subagents sharing
     one adapter — apart. None means "key by the system prompt".
+
+    ``max_tokens``, when set, limits this one reply (e.g. a token cap on an MCP server's
+    sampling request). The adapter's own limit still applies: the smaller of the two wins.
+    None means the adapter's limit alone.
     """
 
     system: str
@@ -40,8 +44,11 @@ class ModelRequest:
     saved_count: int = -1
     request_context_index: int | None = None
     conversation_id: str | None = None
+    max_tokens: int | None = None
 
     def __post_init__(self) -> None:
+        if self.max_tokens is not None and self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be at least 1 (or None), got {self.max_tokens}")
         if self.saved_count < 0:
             self.saved_count = len(self.messages)
         if self.request_context_index is not None and not (

@@ -203,7 +203,8 @@ class OpenAICompatModel(AsyncResource):
         api_key: bearer token; ``OPENAI_API_KEY`` (or ``api_key_env``) when omitted. Required
             only for the default OpenAI ``base_url``; local servers often need none.
         base_url: the API root ending in ``/v1``.
-        max_tokens: the most tokens one reply may have (None: the server's default).
+        max_tokens: the most tokens one reply may have (None: the server's default); a
+            request's ``max_tokens`` may lower it.
         stream: stream replies over SSE or make one JSON call.
         client: a shared ``httpx2.AsyncClient``; never closed by this adapter.
         api_key_env: the environment variable read when ``api_key`` is omitted.
@@ -279,8 +280,9 @@ class OpenAICompatModel(AsyncResource):
                 }
                 for t in request.tools
             ]
-        if self.max_tokens is not None:
-            body["max_tokens"] = self.max_tokens
+        limits = [n for n in (self.max_tokens, request.max_tokens) if n is not None]
+        if limits:
+            body["max_tokens"] = min(limits)
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

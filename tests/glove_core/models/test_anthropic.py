@@ -19,6 +19,7 @@ from glove_core.errors import (
     ModelRateLimitError,
 )
 from glove_core.models import AnthropicModel, RetryPolicy
+from glove_core.models.base import ModelRequest
 from glove_core.subscribers import ModelResponseEvent, ToolUse
 from glove_core.testing import (
     FakeAnthropicAPI,
@@ -222,3 +223,22 @@ async def test_a_passed_client_is_used_and_left_open(
         model="claude-test", max_tokens=5, messages=[{"role": "user", "content": "still open"}]
     )
     await client.close()
+
+
+@pytest.mark.parametrize("stream", [True, False])
+async def test_a_request_max_tokens_lowers_the_adapters_limit(
+    fake: FakeAnthropicAPI, recorder: Recorder, stream: bool
+) -> None:
+    capped = simple_request()
+    capped.max_tokens = 64
+    async with _model(fake, stream=stream) as model:
+        await model.prompt(simple_request(), recorder)
+        await model.prompt(capped, recorder)
+        model.max_tokens = 32
+        await model.prompt(capped, recorder)
+    assert [r.body["max_tokens"] for r in fake.requests] == [8192, 64, 32]
+
+
+def test_a_request_max_tokens_below_one_is_refused() -> None:
+    with pytest.raises(ValueError, match="max_tokens must be at least 1"):
+        ModelRequest(system="", tools=[], messages=[], max_tokens=0)

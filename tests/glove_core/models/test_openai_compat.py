@@ -149,3 +149,18 @@ async def test_repairs_and_media_make_a_valid_request(fake_openai: FakeOpenAIAPI
     async with _model(fake_openai) as model:
         await model.prompt(request, Recorder())
     assert fake_openai.requests[0].outcome == "reply"
+
+
+async def test_a_request_max_tokens_is_sent_and_the_smaller_limit_wins(
+    fake_openai: FakeOpenAIAPI,
+) -> None:
+    capped = simple_request()
+    capped.max_tokens = 64
+    async with _model(fake_openai, stream=False) as model:
+        await model.prompt(simple_request(), Recorder())
+        await model.prompt(capped, Recorder())
+    async with _model(fake_openai, max_tokens=32) as model:
+        await model.prompt(capped, Recorder())
+    bodies = [r.body for r in fake_openai.requests]
+    assert "max_tokens" not in bodies[0]
+    assert [b.get("max_tokens") for b in bodies[1:]] == [64, 32]
