@@ -44,7 +44,6 @@ __all__ = [
     "bridged_tool_name",
     "convert_call_result",
     "json_schema_to_shape",
-    "tool_changes",
 ]
 
 MCP_NAMESPACE_SEP = "__"
@@ -271,14 +270,3 @@ def bridge_mcp_tool(
         requires_permission=not server_mode and not read_only,
         parallel_safe=read_only,
     )
-
-
-def tool_changes(
-    before: dict[str, Tool], after: dict[str, Tool]
-) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """The names ``after`` added, removed and changed (a new description or input schema)
-    compared with ``before``, each in order."""
-    added = tuple(n for n in after if n not in before)
-    removed = tuple(n for n in before if n not in after)
-    changed = tuple(n for n in after if n in before and before[n].spec != after[n].spec)
-    return added, removed, changed

@@ -38,6 +38,9 @@ class McpCatalogueEntry(BaseModel):
         protocol: ``"auto"`` (the stateless protocol when the server speaks it, else the
             ``initialize`` handshake) or ``"legacy"`` (the handshake only, for a server that
             mishandles ``server/discover``).
+        allow_sampling: whether this server may ask the agent's model for a completion
+            (``sampling/createMessage``); None (the default) leaves it to ``mount_mcp``'s
+            ``allow_sampling``.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -52,6 +55,7 @@ class McpCatalogueEntry(BaseModel):
     command: list[str] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     protocol: Literal["auto", "legacy"] = "auto"
+    allow_sampling: bool | None = None
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpCatalogueEntry:

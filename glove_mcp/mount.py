@@ -17,21 +17,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Literal
-
-from mcp_types import LoggingLevel
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
-from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
+from glove_mcp._mount_options import (
+    INSTRUCTIONS_KEY,
+    AmbiguityPolicy,
+    MountOptions,
+    WrapTool,
+    instructions_text,
+    server_requests,
+)
+from glove_mcp._server_requests import ChangeKind, ServerRequests
+from glove_mcp._server_tools import bridge_server, relisted
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
-from glove_mcp.bridge import bridge_mcp_tool, tool_changes
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
 from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
@@ -62,18 +67,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-AmbiguityPolicy = Literal["interactive", "auto-pick-best", "defer-to-main"]
-"""How discovery picks among several matching servers."""
-
-INSTRUCTIONS_KEY = "mcp_server_instructions"
-"""The history-context key under which the loaded servers' instructions reach the model."""
-
-MAX_INSTRUCTIONS_CHARS = 4000
-"""A server's instructions longer than this are cut."""
-
-WrapTool = Callable[[Tool, McpCatalogueEntry], Tool]
-"""``wrap_tool(tool, entry) -> Tool``: adjust each bridged tool before it is offered."""
-
 
 class MountState(Enum):
     """Where a mount is in its life."""
@@ -87,21 +80,6 @@ class _Loaded:
     connection: McpServerConnection
     tools: dict[str, str]  # bridged name -> server's real name
     replaced: dict[str, Tool] = field(default_factory=dict)  # switched-off tools it took over
-
-
-@dataclass(frozen=True)
-class MountOptions:
-    """How a mount connects and discovers (the options of ``mount_mcp``, documented there)."""
-
-    ambiguity_policy: AmbiguityPolicy | None = None
-    subagent_model: ModelAdapter | None = None
-    subagent_system_prompt: str | None = None
-    client_info: ClientInfo | None = None
-    filter_tools: ToolFilter | None = None
-    wrap_tool: WrapTool | None = None
-    pool: McpClientPool | None = None
-    roots: RootsOption | None = None
-    log_level: LoggingLevel | None = None
 
 
 class McpMount(AsyncResource):
@@ -192,19 +170,8 @@ class McpMount(AsyncResource):
         return loaded.connection if loaded else None
 
     def _instructions(self, signal: object = None) -> str | None:
-        """What the loaded servers say about using them (their ``instructions``), as history
-        context: saved into the conversation only when it changes, so it never rewrites the
-        cached prefix (a server activated later adds one message after the history)."""
-        parts = []
-        for id, loaded in self._loaded.items():
-            text = (loaded.connection.instructions or "").strip()
-            if text:
-                if len(text) > MAX_INSTRUCTIONS_CHARS:
-                    text = text[:MAX_INSTRUCTIONS_CHARS] + "… [cut]"
-                parts.append(f"<server id={id!r}>\n{text}\n</server>")
-        if not parts:
-            return None
-        return "Instructions from the MCP servers whose tools you have:\n" + "\n".join(parts)
+        # History context: saved only when it changes, so it never rewrites the cached prefix.
+        return instructions_text({id: x.connection for id, x in self._loaded.items()})
 
     def _check_open(self) -> None:
         if self._state is MountState.CLOSED:
@@ -244,7 +211,7 @@ class McpMount(AsyncResource):
         )
         try:
             await conn.connect()
-            bridged = await self._bridge(entry, conn)
+            bridged = await bridge_server(entry, conn, self.glove.server_mode, self.wrap_tool)
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -263,17 +230,18 @@ class McpMount(AsyncResource):
             raise
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
-        """How server ``entry`` is answered: its log messages and list changes reach the
-        Glove's subscribers, and the mount's options decide the rest."""
+        """How server ``entry`` is answered (see ``glove_mcp._mount_options``)."""
         id = entry.id
 
         async def changed(what: ChangeKind) -> None:
             await self._list_changed(id, what)
 
-        return ServerRequests(
+        return server_requests(
+            entry,
+            self.options,
+            self.glove,
             roots=self._roots_now if self.options.roots is not None else None,
-            log_level=self.options.log_level,
-            on_log=self._emit,
+            publish=self._emit,
             on_list_changed=changed,
         )
 
@@ -302,24 +270,6 @@ class McpMount(AsyncResource):
             except GloveMcpError as exc:
                 logger.info("could not tell %r the roots changed: %s", loaded.connection, exc)
 
-    async def _bridge(
-        self, entry: McpCatalogueEntry, conn: McpServerConnection
-    ) -> list[tuple[Tool, str]]:
-        """List the server's tools and bridge each: (tool, the server's real name)."""
-        bridged: list[tuple[Tool, str]] = []
-        for mcp_tool in await conn.list_tools():
-            tool = bridge_mcp_tool(conn, mcp_tool, self.glove.server_mode)
-            if self.wrap_tool is not None:
-                tool = self.wrap_tool(tool, entry)
-            bridged.append((tool, mcp_tool.name))
-        names = [t.name for t, _ in bridged]
-        if len(set(names)) != len(names):
-            dupes = sorted({n for n in names if names.count(n) > 1})
-            raise McpActivationError(
-                entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
-            )
-        return bridged
-
     async def _list_changed(self, id: str, what: ChangeKind) -> None:
         """The server said its tools (or prompts, or resources) changed: list them again.
 
@@ -336,31 +286,26 @@ class McpMount(AsyncResource):
             if loaded is None or self._state is MountState.CLOSED:
                 return
             try:
-                bridged = await self._bridge(self.entries[id], loaded.connection)
+                bridged = await bridge_server(
+                    self.entries[id], loaded.connection, self.glove.server_mode, self.wrap_tool
+                )
             except Exception as exc:
                 logger.warning(
                     "MCP server %r changed its tools, but listing them failed: %s", id, exc
                 )
                 return
+            before = {n: self._tools[n] for n in loaded.tools if n in self._tools}
             taken = {t.name for t in self.glove.tools if t.name not in loaded.tools}
-            fresh = {t.name: t for t, _ in bridged if t.name not in taken}
-            clashes = sorted(t.name for t, _ in bridged if t.name in taken)
-            if clashes:
-                logger.warning(
-                    "MCP server %r added tools whose names another tool has; not offered: %s",
-                    id,
-                    ", ".join(clashes),
-                )
-            added, removed, changed = tool_changes(
-                {n: self._tools[n] for n in loaded.tools if n in self._tools}, fresh
-            )
-            for name in removed:
+            change = relisted(id, before, bridged, taken)
+            for name in change.removed:
                 self._tools.pop(name, None)
-            for name in (*added, *changed):
-                self._tools[name] = fresh[name]
-            loaded.tools = {t.name: real for t, real in bridged if t.name in fresh}
-        if added or removed or changed:
-            await self._emit(McpListChanged(id, "tools", added, removed, changed))
+            for name in (*change.added, *change.changed):
+                self._tools[name] = change.offered[name]
+            loaded.tools = change.names
+        if change.added or change.removed or change.changed:
+            await self._emit(
+                McpListChanged(id, "tools", change.added, change.removed, change.changed)
+            )
 
     async def _reload_one(self, id: str) -> None:
         entry = self.entries[id]

@@ -1,0 +1,154 @@
+"""What ``mount_mcp`` was told, and what follows from it for each server: how the server's
+requests are answered (sampling, elicitation, roots) and what the model reads of the servers'
+instructions.
+
+Sampling is off unless the application allows it, per server (``McpCatalogueEntry.
+allow_sampling``) or for the mount (``allow_sampling=True`` or a collection of ids); the entry
+wins. A server that may not sample is not told the client can, and one that asks anyway gets
+the SDK's refusal. An allowed request goes to ``sampling_model``, or the Glove's own model at
+the time of the request, as a separate request capped at ``sampling_max_tokens``; with
+``approve_sampling`` (and a person present: not in server mode) a person approves each one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+import mcp_types as types
+
+from glove_core import Glove, ModelAdapter, Tool
+from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
+from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
+from glove_mcp.events import McpEvent
+from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, answer_sampling
+
+__all__ = [
+    "INSTRUCTIONS_KEY",
+    "MAX_INSTRUCTIONS_CHARS",
+    "AmbiguityPolicy",
+    "MountOptions",
+    "WrapTool",
+    "check_allow_sampling",
+    "instructions_text",
+    "may_sample",
+    "server_requests",
+]
+
+AmbiguityPolicy = Literal["interactive", "auto-pick-best", "defer-to-main"]
+"""How discovery picks among several matching servers."""
+
+WrapTool = Callable[[Tool, McpCatalogueEntry], Tool]
+"""``wrap_tool(tool, entry) -> Tool``: adjust each bridged tool before it is offered."""
+
+INSTRUCTIONS_KEY = "mcp_server_instructions"
+"""The history-context key under which the loaded servers' instructions reach the model."""
+
+MAX_INSTRUCTIONS_CHARS = 4000
+"""A server's instructions longer than this are cut."""
+
+
+@dataclass(frozen=True)
+class MountOptions:
+    """How a mount connects, discovers and answers servers (the options of ``mount_mcp``,
+    documented there)."""
+
+    ambiguity_policy: AmbiguityPolicy | None = None
+    subagent_model: ModelAdapter | None = None
+    subagent_system_prompt: str | None = None
+    client_info: ClientInfo | None = None
+    filter_tools: ToolFilter | None = None
+    wrap_tool: WrapTool | None = None
+    pool: McpClientPool | None = None
+    sampling_model: ModelAdapter | None = None
+    allow_sampling: bool | Collection[str] = False
+    approve_sampling: bool = False
+    sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS
+    roots: RootsOption | None = None
+    log_level: types.LoggingLevel | None = None
+
+
+def check_allow_sampling(
+    allow: bool | Collection[str], entries: Collection[McpCatalogueEntry]
+) -> None:
+    """Refuse an ``allow_sampling`` that cannot mean what its caller meant.
+
+    Raises:
+        TypeError: a single string (say ``allow_sampling=["notes"]``, not ``"notes"``).
+        ValueError: ids that are not in the catalogue.
+    """
+    if isinstance(allow, bool):
+        return
+    if isinstance(allow, str):
+        raise TypeError(
+            f"allow_sampling takes True, False or a collection of catalogue ids; "
+            f"for one server write allow_sampling=[{allow!r}]"
+        )
+    known = {e.id for e in entries}
+    unknown = sorted(set(allow) - known)
+    if unknown:
+        raise ValueError(
+            f"allow_sampling names servers that are not in the catalogue: {', '.join(unknown)}"
+        )
+
+
+def may_sample(entry: McpCatalogueEntry, allow: bool | Collection[str]) -> bool:
+    """Whether server ``entry`` may ask for completions: its own ``allow_sampling`` when set,
+    else the mount's."""
+    if entry.allow_sampling is not None:
+        return entry.allow_sampling
+    return allow if isinstance(allow, bool) else entry.id in allow
+
+
+def server_requests(
+    entry: McpCatalogueEntry,
+    options: MountOptions,
+    glove: Glove,
+    *,
+    roots: RootsOption | None,
+    publish: Callable[[McpEvent], Awaitable[None]],
+    on_list_changed: Callable[[ChangeKind], Awaitable[None]],
+) -> ServerRequests:
+    """How a mount answers server ``entry``: its log messages and list changes reach the
+    Glove's subscribers (``publish``), and the options decide sampling and roots."""
+    sampling = None
+    if may_sample(entry, options.allow_sampling):
+        server = entry.id
+
+        async def sampling(
+            params: types.CreateMessageRequestParams,
+        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            person = options.approve_sampling and not glove.server_mode
+            return await answer_sampling(
+                server,
+                params,
+                model=options.sampling_model or glove.model,
+                max_tokens=options.sampling_max_tokens,
+                approve=glove.display_manager if person else None,
+                publish=publish,
+            )
+
+    return ServerRequests(
+        sampling=sampling,
+        roots=roots,
+        log_level=options.log_level,
+        on_log=publish,
+        on_list_changed=on_list_changed,
+    )
+
+
+def instructions_text(connections: Mapping[str, McpServerConnection]) -> str | None:
+    """What the servers say about using them (their ``instructions``), one block per server,
+    or None when none said anything."""
+    parts = []
+    for id, connection in connections.items():
+        text = (connection.instructions or "").strip()
+        if text:
+            if len(text) > MAX_INSTRUCTIONS_CHARS:
+                text = text[:MAX_INSTRUCTIONS_CHARS] + "… [cut]"
+            parts.append(f"<server id={id!r}>\n{text}\n</server>")
+    if not parts:
+        return None
+    return "Instructions from the MCP servers whose tools you have:\n" + "\n".join(parts)
