@@ -18,10 +18,9 @@ def include_tool(
     exclude_tools: Collection[str] = (),
     filter_tools: ToolFilter | None = None,
 ) -> bool:
-    """The single gate deciding whether a server tool is offered: callable without task
-    augmentation (a tool whose ``task_support`` is ``"required"`` fails every plain call, and
-    glove_mcp does not run tasks), not in ``exclude_tools`` (exact, un-namespaced names) and
-    accepted by ``filter_tools(namespace, tool)``.
+    """The single gate deciding whether a server tool is offered: not in ``exclude_tools``
+    (exact, un-namespaced names) and accepted by ``filter_tools(namespace, tool)``. (Tools
+    whose ``task_support`` is ``"required"`` are offered: ``call_tool`` runs them as tasks.)
 
     Args:
         namespace: the server's id.
@@ -32,8 +31,6 @@ def include_tool(
     Returns:
         Whether the tool is offered.
     """
-    if tool.task_support == "required":
-        return False
     if tool.name in exclude_tools:
         return False
     return filter_tools is None or bool(filter_tools(namespace, tool))

@@ -57,6 +57,12 @@ from glove_mcp._server_requests import (
     resolve_input_required,
 )
 from glove_mcp._session import ProtocolChoice, Session, run_request
+from glove_mcp._tasks import (
+    TaskPolicy,
+    TaskStatusInfo,
+    call_tool_as_task,
+    wants_task,
+)
 from glove_mcp._tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
     McpInsufficientScopeError,
@@ -121,6 +127,7 @@ class McpServerConnection(AsyncResource):
         close_timeout: float = 5.0,
         protocol: ProtocolChoice = "auto",
         requests: ServerRequests | None = None,
+        tasks: TaskPolicy = "never",
     ) -> None:
         if protocol not in ("auto", "legacy"):
             raise ValueError(
@@ -151,6 +158,10 @@ class McpServerConnection(AsyncResource):
         self.close_timeout = close_timeout
         self.protocol: ProtocolChoice = protocol
         """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
+        self.tasks: TaskPolicy = tasks
+        """When a call runs as a task: always for tools that require it; for tools where
+        it is optional, unless this is ``"never"``."""
+        self._task_support: dict[str, str | None] = {}
         self.requests = requests or ServerRequests()
         """How it answers what the server asks (sampling, elicitation, roots) and where the
         server's log messages and list changes go."""
@@ -323,14 +334,19 @@ class McpServerConnection(AsyncResource):
     # -- requests ----------------------------------------------------------------------------
 
     async def _request(
-        self, what: str, op: Callable[[ClientSession], Coroutine[Any, Any, _T]]
+        self,
+        what: str,
+        op: Callable[[ClientSession], Coroutine[Any, Any, _T]],
+        *,
+        bounded: bool = True,
     ) -> _T:
         for attempt in (1, 2):
             session = await self._ensure()
             assert session.session is not None
             before = Answers.of(session)
             try:
-                return await run_request(session, op, self.call_timeout, self._background)
+                limit = self.call_timeout if bounded else None
+                return await run_request(session, op, limit, self._background)
             except TimeoutError as exc:
                 await self._drop(session)
                 raise McpTimeoutError(self.namespace, self.url, what, self.call_timeout) from exc
@@ -400,7 +416,8 @@ class McpServerConnection(AsyncResource):
                     f"the server repeated the pagination cursor {cursor!r}",
                 )
             seen.add(cursor)
-        offered = (tool_from_sdk(t) for t in tools)
+        offered = [tool_from_sdk(t) for t in tools]
+        self._task_support = {t.name: t.task_support for t in offered}
         return [
             t
             for t in offered
@@ -435,6 +452,8 @@ class McpServerConnection(AsyncResource):
         """
 
         gate = ProgressGate(on_progress)
+        if wants_task(self._task_support.get(name), self.tasks):
+            return await self._call_as_task(name, args, gate)
 
         async def call(s: ClientSession) -> types.CallToolResult:
             async def again(
@@ -453,6 +472,31 @@ class McpServerConnection(AsyncResource):
             return await resolve_input_required(s, first, again)
 
         return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
+
+    async def _call_as_task(
+        self, name: str, args: dict[str, Any] | None, gate: ProgressGate
+    ) -> McpCallResult:
+        """A call that runs as a task: created, polled until it ends (its status changes
+        reported as progress), cancelled on the server when the caller gives up or
+        ``call_timeout`` runs out."""
+        seen = 0
+
+        async def status(info: TaskStatusInfo) -> None:
+            nonlocal seen
+            seen += 1
+            said = f": {info.status_message}" if info.status_message else ""
+            await gate(seen, None, f"task {info.status}{said}")
+
+        async def call(s: ClientSession) -> types.CallToolResult:
+            return await call_tool_as_task(
+                s, name, args, max_wait=self.call_timeout, on_status=status
+            )
+
+        # The task bounds its own wait and cancels itself on the server when it runs out; its
+        # TimeoutError then becomes McpTimeoutError like any call's.
+        return call_result_from_sdk(
+            await self._request(f"tools/call {name!r} (task)", call, bounded=False)
+        )
 
     def __repr__(self) -> str:
         where = self.url or f"stdio:{self.command[0] if self.command else '?'}"
