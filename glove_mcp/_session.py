@@ -29,11 +29,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, listen
 from mcp.shared.exceptions import MCPError
-from mcp.shared.subscriptions import PromptsListChanged, ResourcesListChanged, ToolsListChanged
 from pydantic import ValidationError
 
 from glove_mcp._http import McpClientPool, observe_status
-from glove_mcp._server_requests import ChangeKind, ServerRequests
+from glove_mcp._server_requests import ServerRequests
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
 
@@ -218,14 +217,11 @@ class Session:
         )
 
     async def _listen(self, session: ClientSession) -> None:
+        """Hold a ``subscriptions/listen`` stream open for the session's life. Its events are
+        also handed to the session's message handler (the SDK tees every frame), which is
+        where they are acted on; here they are only drained."""
         caps = session.server_capabilities
-        assert caps is not None and self.requests.on_list_changed is not None
-        changed = self.requests.on_list_changed
-        kinds: dict[type[Any], ChangeKind] = {
-            ToolsListChanged: "tools",
-            PromptsListChanged: "prompts",
-            ResourcesListChanged: "resources",
-        }
+        assert caps is not None
         try:
             async with listen(
                 session,
@@ -233,10 +229,8 @@ class Session:
                 prompts_list_changed=bool(caps.prompts and caps.prompts.list_changed),
                 resources_list_changed=bool(caps.resources and caps.resources.list_changed),
             ) as subscription:
-                async for event in subscription:
-                    kind = kinds.get(type(event))
-                    if kind is not None:
-                        self._spawn(changed(kind))
+                async for _ in subscription:
+                    pass
         except (ListenNotSupportedError, SubscriptionLost, MCPError, TimeoutError) as exc:
             # Change notifications are a courtesy: without them the tools stay as listed.
             logger.info(
