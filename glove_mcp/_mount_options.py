@@ -14,22 +14,28 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import mcp_types as types
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
+from glove_mcp._tasks import TaskPolicy
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
 from glove_mcp.events import McpEvent
 from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, answer_sampling
 
+# Until glove_mcp.elicitation lands: the handler's type.
+OnElicitation = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
+
 __all__ = [
+    "DEFAULT_SAMPLING_MAX_TOKENS",
     "INSTRUCTIONS_KEY",
     "MAX_INSTRUCTIONS_CHARS",
     "AmbiguityPolicy",
     "MountOptions",
+    "OnElicitation",
     "WrapTool",
     "check_allow_sampling",
     "instructions_text",
@@ -68,6 +74,8 @@ class MountOptions:
     sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS
     roots: RootsOption | None = None
     log_level: types.LoggingLevel | None = None
+    on_elicitation: OnElicitation | None = None
+    tasks: TaskPolicy = "never"
 
 
 def check_allow_sampling(

@@ -17,24 +17,30 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Collection, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+
+from mcp_types import LoggingLevel
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
 from glove_mcp._mount_options import (
+    DEFAULT_SAMPLING_MAX_TOKENS,
     INSTRUCTIONS_KEY,
     AmbiguityPolicy,
     MountOptions,
+    OnElicitation,
     WrapTool,
+    check_allow_sampling,
     instructions_text,
     server_requests,
 )
-from glove_mcp._server_requests import ChangeKind, ServerRequests
+from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
 from glove_mcp._server_tools import bridge_server, relisted
+from glove_mcp._tasks import TaskPolicy
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -208,6 +214,7 @@ class McpMount(AsyncResource):
             pool=self.pool,
             protocol=entry.protocol,
             requests=self._requests_for(entry),
+            tasks=self.options.tasks,
         )
         try:
             await conn.connect()
@@ -459,6 +466,14 @@ async def mount_mcp(
     filter_tools: ToolFilter | None = None,
     wrap_tool: WrapTool | None = None,
     *,
+    sampling_model: ModelAdapter | None = None,
+    allow_sampling: bool | Collection[str] = False,
+    on_elicitation: OnElicitation | None = None,
+    roots: RootsOption | None = None,
+    approve_sampling: bool = False,
+    sampling_max_tokens: int = DEFAULT_SAMPLING_MAX_TOKENS,
+    log_level: LoggingLevel | None = None,
+    tasks: TaskPolicy = "never",
     pool: McpClientPool | None = None,
     discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
 ) -> McpMount:
@@ -478,6 +493,25 @@ async def mount_mcp(
         filter_tools: ``(server_id, tool) -> bool``; False hides a tool.
         wrap_tool: ``(tool, entry) -> Tool``, applied to every bridged tool before it is
             offered.
+        sampling_model: the model that answers servers' sampling requests (default: the
+            Glove's own model at the time of the request), as a separate request that never
+            touches the conversation.
+        allow_sampling: which servers may sample: ``True`` (all), ``False`` (none, the
+            default) or a collection of catalogue ids; ``McpCatalogueEntry.allow_sampling``
+            overrides it per server.
+        on_elicitation: ``(request) -> {"action": ..., "content": ...}``, sync or async,
+            answers servers' elicitation requests. Without it they reach the Glove's display
+            manager as ``mcp_elicitation`` slots, or are declined in server mode.
+        roots: the directories (or ``file://`` URIs) servers may work in, or a function
+            returning them; ``McpMount.set_roots`` changes a list later.
+        approve_sampling: a person approves each sampling request first (an
+            ``mcp_sampling`` slot; not in server mode).
+        sampling_max_tokens: the most tokens one sampling request may produce.
+        log_level: the level servers are asked to log at (None: their default); log
+            messages go to the logger ``glove_mcp.server.<id>`` and to subscribers as
+            ``mcp_log``.
+        tasks: ``"never"`` (the default) calls tools whose tasks are optional plainly;
+            ``"optional"`` runs them as tasks. Tools that require tasks always run as tasks.
         pool: the HTTP transport to share with other mounts and connections (never closed
             here); by default the mount makes its own and closes it in ``aclose()``.
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
@@ -488,9 +522,11 @@ async def mount_mcp(
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
         reload is logged and reported as ``mcp_server_failed`` to the Glove's subscribers.
     """
+    check_allow_sampling(allow_sampling, entries)
     options = MountOptions(
         ambiguity_policy, subagent_model, subagent_system_prompt, client_info, filter_tools,
-        wrap_tool, pool,
+        wrap_tool, pool, sampling_model, allow_sampling, approve_sampling, sampling_max_tokens,
+        roots, log_level, on_elicitation, tasks,
     )  # fmt: skip
     mount = McpMount(glove, adapter, entries, options)
     await mount.reload()
