@@ -106,6 +106,8 @@ async def roots_from(option: RootsOption) -> list[types.Root]:
 
 def _root(item: str | Path) -> types.Root:
     text = str(item)
+    if "://" in text and not text.startswith("file://"):
+        raise ValueError(f"roots are directories or file:// URIs, not {text!r}")
     if "://" in text:
         return types.Root(uri=text, name=text.rstrip("/").rsplit("/", 1)[-1] or None)
     # No filesystem access: a root names a place, it need not exist yet.
@@ -239,8 +241,18 @@ class ServerRequests:
         if self.roots is not None:
             option = self.roots
 
-            async def list_roots(ctx: ClientRequestContext) -> types.ListRootsResult:
-                return types.ListRootsResult(roots=await roots_from(option))
+            async def list_roots(
+                ctx: ClientRequestContext,
+            ) -> types.ListRootsResult | types.ErrorData:
+                try:
+                    return types.ListRootsResult(roots=await roots_from(option))
+                except Exception as exc:
+                    # The application's roots function failed: the server gets an error,
+                    # never our traceback.
+                    logger.warning("roots for MCP server %r failed: %s", server, exc)
+                    return types.ErrorData(
+                        code=types.INTERNAL_ERROR, message="the client could not list its roots"
+                    )
 
             kwargs["list_roots_callback"] = list_roots
 
