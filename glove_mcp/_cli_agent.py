@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from glove_core import (
+    DisplayManager,
     Glove,
     ModelAdapter,
     ScriptedModel,
@@ -21,6 +22,7 @@ from glove_core import (
 from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
 from glove_mcp._cli_errors import CliError
 from glove_mcp._console import ConsolePrinter, chat_loop
+from glove_mcp._console_prompts import ElicitationPrompter
 from glove_mcp._http import McpClientPool
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -93,12 +95,23 @@ async def chat(args: argparse.Namespace) -> int:
     out = sys.stdout
     async with AsyncExitStack() as stack:
         conversation = await stack.enter_async_context(SqliteStore(db, session))
+        # An explicit display manager: the terminal answers what servers ask through it.
+        display = DisplayManager()
         glove = Glove(
-            model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=args.server_mode
+            model=model,
+            system_prompt=CHAT_PROMPT,
+            store=conversation,
+            display_manager=display,
+            server_mode=args.server_mode,
         )
         stack.push_async_callback(glove.aclose)
         printer = ConsolePrinter(out, color=out.isatty())
         glove.add_subscriber(printer)
+        if not args.server_mode:
+            # Elicitations (forms, URLs to open) are asked in the terminal, one at a time; the
+            # chat loop is waiting on the request meanwhile, so the two never read stdin together.
+            prompter = ElicitationPrompter(display, out, before=printer.end_turn)
+            stack.callback(prompter.attach())
         adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries))
         out.write(f"session {session} (resume with --session {session}); connecting…\n")
         out.flush()
