@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 import mcp_types as types
 
@@ -23,11 +23,9 @@ from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
 from glove_mcp._tasks import TaskPolicy
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
+from glove_mcp.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.events import McpEvent
 from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, answer_sampling
-
-# Until glove_mcp.elicitation lands: the handler's type.
-OnElicitation = Callable[[dict[str, Any]], dict[str, Any] | Awaitable[dict[str, Any]]]
 
 __all__ = [
     "DEFAULT_SAMPLING_MAX_TOKENS",
@@ -138,8 +136,20 @@ def server_requests(
                 publish=publish,
             )
 
+    async def elicitation(
+        params: types.ElicitRequestParams,
+    ) -> types.ElicitResult | types.ErrorData:
+        return await answer_elicitation(
+            entry.id,
+            params,
+            on_elicitation=options.on_elicitation,
+            display=glove.display_manager,
+            server_mode=glove.server_mode,
+        )
+
     return ServerRequests(
         sampling=sampling,
+        elicitation=elicitation,
         roots=roots,
         log_level=options.log_level,
         on_log=publish,

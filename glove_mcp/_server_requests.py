@@ -30,7 +30,10 @@ import mcp_types as types
 from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 
+from glove_core.models import ModelAdapter
+from glove_mcp.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.events import McpLog
+from glove_mcp.sampling import answer_sampling
 
 __all__ = [
     "LOG_RATE",
@@ -42,6 +45,7 @@ __all__ = [
     "ProgressSink",
     "RootsOption",
     "ServerRequests",
+    "connection_requests",
     "resolve_input_required",
     "roots_from",
     "server_logger",
@@ -352,3 +356,35 @@ async def _answer_all(
             task.cancel()
         raise
     return dict(zip(keys, answers, strict=True))
+
+
+def connection_requests(
+    namespace: str,
+    sampling_model: ModelAdapter | None,
+    on_elicitation: OnElicitation | None,
+    roots: RootsOption | None,
+    log_level: types.LoggingLevel | None,
+) -> ServerRequests:
+    """What a connection made by ``connect_mcp`` answers: only what it was given."""
+    sampling = elicitation = None
+    if sampling_model is not None:
+        model = sampling_model
+
+        async def sampling(
+            params: types.CreateMessageRequestParams,
+        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            return await answer_sampling(namespace, params, model=model)
+
+    if on_elicitation is not None:
+        handler = on_elicitation
+
+        async def elicitation(
+            params: types.ElicitRequestParams,
+        ) -> types.ElicitResult | types.ErrorData:
+            return await answer_elicitation(
+                namespace, params, on_elicitation=handler, display=None, server_mode=True
+            )
+
+    return ServerRequests(
+        sampling=sampling, elicitation=elicitation, roots=roots, log_level=log_level
+    )

@@ -45,7 +45,9 @@ import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
+from glove_core.models import ModelAdapter
 from glove_core.resources import AsyncResource
+from glove_mcp._calls import plain_call, task_call
 from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
 from glove_mcp._failures import Answers, auth_expired, open_failure, request_failure
@@ -53,17 +55,14 @@ from glove_mcp._http import McpClientPool
 from glove_mcp._server_requests import (
     ProgressGate,
     ProgressSink,
+    RootsOption,
     ServerRequests,
-    resolve_input_required,
+    connection_requests,
 )
 from glove_mcp._session import ProtocolChoice, Session, run_request
-from glove_mcp._tasks import (
-    TaskPolicy,
-    TaskStatusInfo,
-    call_tool_as_task,
-    wants_task,
-)
+from glove_mcp._tasks import TaskPolicy, wants_task
 from glove_mcp._tool_filter import ToolFilter, include_tool
+from glove_mcp.elicitation import OnElicitation
 from glove_mcp.errors import (
     McpInsufficientScopeError,
     McpProtocolError,
@@ -456,44 +455,18 @@ class McpServerConnection(AsyncResource):
             return await self._call_as_task(name, args, gate)
 
         async def call(s: ClientSession) -> types.CallToolResult:
-            async def again(
-                responses: types.InputResponses | None, state: str | None
-            ) -> types.CallToolResult | types.InputRequiredResult:
-                return await s.call_tool(
-                    name,
-                    arguments=args,
-                    progress_callback=gate,
-                    input_responses=responses,
-                    request_state=state,
-                    allow_input_required=True,
-                )
-
-            first = await again(None, None)
-            return await resolve_input_required(s, first, again)
+            return await plain_call(s, name, args, gate)
 
         return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
 
     async def _call_as_task(
         self, name: str, args: dict[str, Any] | None, gate: ProgressGate
     ) -> McpCallResult:
-        """A call that runs as a task: created, polled until it ends (its status changes
-        reported as progress), cancelled on the server when the caller gives up or
-        ``call_timeout`` runs out."""
-        seen = 0
-
-        async def status(info: TaskStatusInfo) -> None:
-            nonlocal seen
-            seen += 1
-            said = f": {info.status_message}" if info.status_message else ""
-            await gate(seen, None, f"task {info.status}{said}")
-
-        async def call(s: ClientSession) -> types.CallToolResult:
-            return await call_tool_as_task(
-                s, name, args, max_wait=self.call_timeout, on_status=status
-            )
-
         # The task bounds its own wait and cancels itself on the server when it runs out; its
         # TimeoutError then becomes McpTimeoutError like any call's.
+        async def call(s: ClientSession) -> types.CallToolResult:
+            return await task_call(s, name, args, gate, self.call_timeout)
+
         return call_result_from_sdk(
             await self._request(f"tools/call {name!r} (task)", call, bounded=False)
         )
@@ -517,6 +490,11 @@ async def connect_mcp(
     connect_timeout: float = 30.0,
     call_timeout: float | None = 300.0,
     protocol: ProtocolChoice = "auto",
+    sampling_model: ModelAdapter | None = None,
+    on_elicitation: OnElicitation | None = None,
+    roots: RootsOption | None = None,
+    log_level: types.LoggingLevel | None = None,
+    tasks: TaskPolicy = "never",
 ) -> McpServerConnection:
     """Open a persistent session to an MCP server over Streamable HTTP, or over stdio.
 
@@ -539,6 +517,17 @@ async def connect_mcp(
         env: extra environment variables for that process.
         protocol: ``"auto"`` (the stateless protocol when the server speaks it, else the
             ``initialize`` handshake) or ``"legacy"`` (the handshake only).
+        sampling_model: answers the server's sampling requests (capped at
+            ``DEFAULT_SAMPLING_MAX_TOKENS``); None refuses them, and declares no sampling.
+        on_elicitation: ``(request) -> {"action": ..., "content": ...}``, sync or async,
+            answers the server's elicitation requests (see ``glove_mcp.elicitation``); None
+            refuses them, and declares no elicitation.
+        roots: the directories (or ``file://`` URIs) the server may work in, or a function
+            returning them; None declares no roots.
+        log_level: the level to ask the server to log at; its messages go to the logger
+            ``glove_mcp.server.<namespace>``.
+        tasks: ``"optional"`` runs tools whose tasks are optional as tasks; tools that
+            require them always run as tasks.
 
     Returns:
         The connected ``McpServerConnection``; close it with ``close()`` or ``async with``.
@@ -559,6 +548,8 @@ async def connect_mcp(
         connect_timeout=connect_timeout,
         call_timeout=call_timeout,
         protocol=protocol,
+        requests=connection_requests(namespace, sampling_model, on_elicitation, roots, log_level),
+        tasks=tasks,
     )
     try:
         await conn.connect()
