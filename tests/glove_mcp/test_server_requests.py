@@ -229,7 +229,7 @@ def test_log_gate_counts_what_it_drops() -> None:
 
 async def test_roots_are_file_uris_named_after_their_last_part(tmp_path: Any) -> None:
     roots = await roots_from([tmp_path, "file:///srv/data/"])
-    assert roots[0].uri == tmp_path.as_uri() and roots[0].name == tmp_path.name
+    assert str(roots[0].uri) == tmp_path.as_uri() and roots[0].name == tmp_path.name
     assert [r.name for r in roots[1:]] == ["data"]
     with pytest.raises(ValueError, match=r"roots are directories or file:// URIs.*https"):
         await roots_from(["https://example.com/repo"])
@@ -237,4 +237,4 @@ async def test_roots_are_file_uris_named_after_their_last_part(tmp_path: Any) ->
     async def later() -> list[str]:
         return ["file:///x"]
 
-    assert [r.uri for r in await roots_from(later)] == ["file:///x"]
+    assert [str(r.uri) for r in await roots_from(later)] == ["file:///x"]
