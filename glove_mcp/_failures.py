@@ -15,6 +15,7 @@ import httpx2
 import mcp_types as types
 from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from glove_mcp._session import Session, leaves
 from glove_mcp.errors import (
@@ -30,6 +31,7 @@ __all__ = [
     "Answers",
     "RequestFailure",
     "auth_expired",
+    "malformed",
     "oauth_advice",
     "open_failure",
     "request_failure",
@@ -146,3 +148,12 @@ def request_failure(exc: MCPError, session: Session, before: Answers) -> Request
     if code == types.CONNECTION_CLOSED or not session.alive:
         return "closed"
     return "error"
+
+
+def malformed(exc: ValidationError) -> str:
+    """Say what was wrong with a server's answer that is not a valid result, briefly (the
+    fields, never the values: a result may carry anything)."""
+    problems = exc.errors(include_url=False, include_input=False)
+    where = sorted({".".join(str(p) for p in e["loc"][1:] or e["loc"]) for e in problems})
+    shown = ", ".join(where[:5]) + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+    return f"the server's answer is not a valid result (wrong or missing: {shown})"

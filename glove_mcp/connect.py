@@ -44,13 +44,20 @@ import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from glove_core.models import ModelAdapter
 from glove_core.resources import AsyncResource
 from glove_mcp._calls import plain_call, task_call
 from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
-from glove_mcp._failures import Answers, auth_expired, open_failure, request_failure
+from glove_mcp._failures import (
+    Answers,
+    auth_expired,
+    malformed,
+    open_failure,
+    request_failure,
+)
 from glove_mcp._http import McpClientPool
 from glove_mcp._server_requests import (
     ProgressGate,
@@ -376,6 +383,12 @@ class McpServerConnection(AsyncResource):
                 self._check_open()
                 raise McpServerUnavailableError(
                     self.namespace, self.url, "connection closed"
+                ) from exc
+            except ValidationError as exc:
+                # The server answered, but not with the result the method has: the session is
+                # fine, the answer is not.
+                raise McpProtocolError(
+                    self.namespace, what, types.INTERNAL_ERROR, malformed(exc)
                 ) from exc
             except (httpx2.TransportError, OSError) as exc:
                 await self._drop(session)
