@@ -25,15 +25,17 @@ from typing import Literal
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_mcp import types as own
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
-from glove_mcp.bridge import bridge_mcp_tool
+from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
 from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
 from glove_mcp.errors import (
     GloveMcpError,
     McpActivationError,
+    McpServerNotLoadedError,
     McpStateError,
     McpUnknownServerError,
 )
@@ -205,6 +207,11 @@ class McpMount(AsyncResource):
                 if self.wrap_tool is not None:
                     tool = self.wrap_tool(tool, entry)
                 bridged.append((tool, mcp_tool.name))
+            # Resources: the server's reader tool, when it declares them (resources work).
+            reader = resource_reader(conn, [real for _, real in bridged])
+            if reader is not None:
+                wrapped = self.wrap_tool(reader, entry) if self.wrap_tool else reader
+                bridged.append((wrapped, READ_RESOURCE_TOOL))
             names = [t.name for t, _ in bridged]
             if len(set(names)) != len(names):
                 dupes = sorted({n for n in names if names.count(n) > 1})
@@ -340,6 +347,49 @@ class McpMount(AsyncResource):
             await self.adapter.deactivate(id)
         await self._emit(McpServerDeactivated(id, tuple(switched)))
         return switched
+
+    # -- resources and prompts ---
+
+    def _serving(self, id: str) -> McpServerConnection:
+        """The connection of loaded server ``id``, or the error that says why there is none."""
+        self._check_open()
+        if id not in self.entries:
+            raise McpUnknownServerError(id, list(self.entries))
+        connection = self.connection(id)
+        if connection is None:
+            raise McpServerNotLoadedError(id, self.loaded)
+        return connection
+
+    async def list_resources(self, id: str) -> list[own.McpResource]:
+        """The resources of loaded server ``id``.
+
+        Raises:
+            McpUnknownServerError: ``id`` is not in the catalogue.
+            McpServerNotLoadedError: it is not loaded; ``activate`` it first.
+            McpCapabilityError: it does not declare resources; and the connection's errors.
+        """
+        return await self._serving(id).list_resources()
+
+    async def list_resource_templates(self, id: str) -> list[own.McpResourceTemplate]:
+        """The resource templates of loaded server ``id``; raises like ``list_resources``."""
+        return await self._serving(id).list_resource_templates()
+
+    async def read_resource(self, id: str, uri: str) -> own.McpReadResult:
+        """Read resource ``uri`` of loaded server ``id``; raises like ``list_resources``, and
+        ``McpProtocolError`` when the server refuses (e.g. an unknown URI)."""
+        return await self._serving(id).read_resource(uri)
+
+    async def list_prompts(self, id: str) -> list[own.McpPrompt]:
+        """The prompts of loaded server ``id``; raises like ``list_resources`` (with
+        ``McpCapabilityError`` for a server without prompts)."""
+        return await self._serving(id).list_prompts()
+
+    async def get_prompt(
+        self, id: str, name: str, arguments: dict[str, str] | None = None
+    ) -> own.McpPromptResult:
+        """Prompt ``name`` of loaded server ``id`` filled in with ``arguments``; raises like
+        ``list_prompts``, and ``McpProtocolError`` for an unknown prompt or missing argument."""
+        return await self._serving(id).get_prompt(name, arguments)
 
     # -- closing ------------------------------------------------------------------------------
 
