@@ -8,7 +8,8 @@ bridged tool always calls the server by its real name.
 Results: ``structured_content`` when the server sent it, else the text blocks joined by newlines.
 Images go to the model as ``ImagePart`` in ``ToolResultData.content``, and so do embedded blob
 resources whose type a model takes (PNG, JPEG, GIF, WebP). Audio and other blobs have no
-content part in glove_core, so the model sees a placeholder giving their type and size; the
+content part in glove_core, so the model sees a placeholder giving their type and size (a
+``text/*`` blob in UTF-8 is shown as its text); the
 bytes stay in ``render_data`` (the full content list in MCP's JSON shape, empty fields left out)
 for the application's UI. A block annotated for the user alone (``audience == ["user"]``) goes
 to ``render_data`` only, never to the model. A resource link says how to read it: with the
@@ -19,6 +20,7 @@ every server that declares the resources capability (``offers_resources``). A re
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import re
@@ -173,6 +175,17 @@ def _blob_placeholder(resource: McpResourceContents, shown: bool) -> str:
     return f"[resource {resource.uri}: {kind}, {size:,} bytes; {where}]"
 
 
+def _text_of_blob(resource: McpResourceContents) -> str | None:
+    """A ``text/*`` blob's text, when it is UTF-8: servers send text as a blob too (the
+    reference server does), and the model can read it."""
+    if resource.blob is None or not (resource.mime_type or "").startswith("text/"):
+        return None
+    try:
+        return base64.b64decode(resource.blob, validate=False).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
 def _is_model_image(resource: McpResourceContents) -> bool:
     return resource.blob is not None and resource.mime_type in MODEL_IMAGE_TYPES
 
@@ -190,8 +203,9 @@ def _text_of(block: McpContent, reader: str | None) -> str | None:
         return f"[audio: {block.mime_type}, {size} bytes; not shown to the model]"
     if isinstance(block, McpEmbeddedResource):
         resource = block.resource
-        if resource.text is not None:
-            return resource.text
+        text = resource.text if resource.text is not None else _text_of_blob(resource)
+        if text is not None:
+            return text
         if _is_model_image(resource):
             return None  # the image part itself reaches the model
         return _blob_placeholder(resource, shown=False)
@@ -265,18 +279,18 @@ def convert_call_result(
 def convert_read_result(
     result: McpReadResult, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
 ) -> ToolResultData:
-    """Turn an ``McpReadResult`` into what the model sees: text contents as text, images a
-    model takes as ``ImagePart``\\s, other blobs as a placeholder with their type and size.
+    """Turn an ``McpReadResult`` into what the model sees: text contents (and ``text/*`` blobs
+    in UTF-8) as text, images a model takes as ``ImagePart``\\s, other blobs as a placeholder
+    with their type and size.
     Several contents are each headed by their URI. ``render_data`` holds every content."""
     render = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
     texts: list[str] = []
     images: list[ImagePart] = []
     several = len(result.contents) > 1
     for contents in result.contents:
-        if contents.text is not None:
-            texts.append(
-                f"[resource {contents.uri}]\n{contents.text}" if several else contents.text
-            )
+        text = contents.text if contents.text is not None else _text_of_blob(contents)
+        if text is not None:
+            texts.append(f"[resource {contents.uri}]\n{text}" if several else text)
         elif _is_model_image(contents):
             assert contents.mime_type is not None
             images.append(ImagePart(media_type=contents.mime_type, data=contents.blob))
