@@ -1,4 +1,5 @@
-"""The SDK's tool and result models turned into glove_mcp's (``glove_mcp.types``).
+"""The SDK's tool, result, resource and prompt models turned into glove_mcp's
+(``glove_mcp.types``).
 
 Called where the SDK hands them over (``McpServerConnection``), so nothing past the connection
 sees an ``mcp_types`` object.
@@ -15,14 +16,30 @@ from glove_mcp.types import (
     McpContentAnnotations,
     McpEmbeddedResource,
     McpImageContent,
+    McpPrompt,
+    McpPromptArgument,
+    McpPromptMessage,
+    McpPromptResult,
+    McpReadResult,
+    McpResource,
     McpResourceContents,
     McpResourceLink,
+    McpResourceTemplate,
     McpTextContent,
     McpTool,
     McpToolAnnotations,
 )
 
-__all__ = ["call_result_from_sdk", "content_from_sdk", "tool_from_sdk"]
+__all__ = [
+    "call_result_from_sdk",
+    "content_from_sdk",
+    "prompt_from_sdk",
+    "prompt_result_from_sdk",
+    "read_result_from_sdk",
+    "resource_from_sdk",
+    "resource_template_from_sdk",
+    "tool_from_sdk",
+]
 
 _NO_ANNOTATIONS = McpToolAnnotations()
 
@@ -78,15 +95,15 @@ def content_from_sdk(block: sdk.ContentBlock) -> McpContent:
             size=block.size,
             annotations=notes,
         )
-    resource = block.resource
-    return McpEmbeddedResource(
-        resource=McpResourceContents(
-            uri=str(resource.uri),
-            mime_type=resource.mime_type,
-            text=resource.text if isinstance(resource, sdk.TextResourceContents) else None,
-            blob=resource.blob if isinstance(resource, sdk.BlobResourceContents) else None,
-        ),
-        annotations=notes,
+    return McpEmbeddedResource(resource=_contents(block.resource), annotations=notes)
+
+
+def _contents(given: sdk.TextResourceContents | sdk.BlobResourceContents) -> McpResourceContents:
+    return McpResourceContents(
+        uri=str(given.uri),
+        mime_type=given.mime_type,
+        text=given.text if isinstance(given, sdk.TextResourceContents) else None,
+        blob=given.blob if isinstance(given, sdk.BlobResourceContents) else None,
     )
 
 
@@ -96,4 +113,57 @@ def call_result_from_sdk(result: sdk.CallToolResult) -> McpCallResult:
         content=tuple(content_from_sdk(block) for block in result.content),
         structured_content=result.structured_content,
         is_error=result.is_error,
+    )
+
+
+def resource_from_sdk(resource: sdk.Resource) -> McpResource:
+    """glove_mcp's ``McpResource`` for a resource the SDK listed."""
+    return McpResource(
+        uri=str(resource.uri),
+        name=resource.name,
+        title=resource.title,
+        description=resource.description,
+        mime_type=resource.mime_type,
+        size=resource.size,
+        annotations=_annotations(resource.annotations),
+    )
+
+
+def resource_template_from_sdk(template: sdk.ResourceTemplate) -> McpResourceTemplate:
+    """glove_mcp's ``McpResourceTemplate`` for a template the SDK listed."""
+    return McpResourceTemplate(
+        uri_template=template.uri_template,
+        name=template.name,
+        title=template.title,
+        description=template.description,
+        mime_type=template.mime_type,
+    )
+
+
+def read_result_from_sdk(result: sdk.ReadResourceResult) -> McpReadResult:
+    """glove_mcp's ``McpReadResult`` for the SDK's ``ReadResourceResult``."""
+    return McpReadResult(contents=tuple(_contents(c) for c in result.contents))
+
+
+def prompt_from_sdk(prompt: sdk.Prompt) -> McpPrompt:
+    """glove_mcp's ``McpPrompt`` for a prompt the SDK listed."""
+    return McpPrompt(
+        name=prompt.name,
+        title=prompt.title,
+        description=prompt.description,
+        arguments=tuple(
+            McpPromptArgument(name=a.name, description=a.description, required=bool(a.required))
+            for a in prompt.arguments or ()
+        ),
+    )
+
+
+def prompt_result_from_sdk(result: sdk.GetPromptResult) -> McpPromptResult:
+    """glove_mcp's ``McpPromptResult`` for the SDK's ``GetPromptResult``."""
+    return McpPromptResult(
+        description=result.description,
+        messages=tuple(
+            McpPromptMessage(role=m.role, content=content_from_sdk(m.content))
+            for m in result.messages
+        ),
     )

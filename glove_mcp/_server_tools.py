@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from glove_core import Tool
-from glove_mcp.bridge import bridge_mcp_tool
+from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
@@ -35,6 +35,11 @@ async def bridge_server(
         if wrap_tool is not None:
             tool = wrap_tool(tool, entry)
         bridged.append((tool, mcp_tool.name))
+    # A server that declares resources also gets the tool that reads them (resource links
+    # in results name it).
+    reader = resource_reader(conn, [real for _, real in bridged])
+    if reader is not None:
+        bridged.append((wrap_tool(reader, entry) if wrap_tool else reader, READ_RESOURCE_TOOL))
     names = [t.name for t, _ in bridged]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})

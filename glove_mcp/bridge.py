@@ -6,11 +6,16 @@ gets a short hash of the original, so two different server names never collide, 
 bridged tool always calls the server by its real name.
 
 Results: ``structured_content`` when the server sent it, else the text blocks joined by newlines.
-Images go to the model as ``ImagePart`` in ``ToolResultData.content``. Audio has no content part
-in glove_core, so the model sees a text placeholder ``[audio: <mime>, <n> bytes]``; the bytes
-stay in ``render_data`` (the full content list in MCP's JSON shape, empty fields left out) for
-the application's UI. A result
-over ``max_result_chars`` is cut, with a notice saying how much was cut.
+Images go to the model as ``ImagePart`` in ``ToolResultData.content``, and so do embedded blob
+resources whose type a model takes (PNG, JPEG, GIF, WebP). Audio and other blobs have no
+content part in glove_core, so the model sees a placeholder giving their type and size (a
+``text/*`` blob in UTF-8 is shown as its text); the
+bytes stay in ``render_data`` (the full content list in MCP's JSON shape, empty fields left out)
+for the application's UI. A block annotated for the user alone (``audience == ["user"]``) goes
+to ``render_data`` only, never to the model. A resource link says how to read it: with the
+server's ``<id>__read_resource`` tool (``bridge_resource_reader``), which a mount offers for
+every server that declares the resources capability (``offers_resources``). A result over
+``max_result_chars`` is cut, with a notice saying how much was cut.
 """
 
 from __future__ import annotations
@@ -19,10 +24,15 @@ import base64
 import hashlib
 import json
 import re
+from collections.abc import Collection
 from typing import Any
 
+from pydantic import BaseModel, Field
+
 from glove_core import ImagePart, Tool, ToolContext, ToolResultData
-from glove_mcp.connect import McpServerConnection
+from glove_mcp._resources import declared_capabilities
+from glove_mcp._tool_filter import include_tool
+from glove_mcp.connect import ConnectionState, McpServerConnection
 from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
 from glove_mcp.events import McpProgress
 from glove_mcp.types import (
@@ -31,19 +41,28 @@ from glove_mcp.types import (
     McpContent,
     McpEmbeddedResource,
     McpImageContent,
+    McpReadResult,
+    McpResourceContents,
     McpResourceLink,
     McpTextContent,
     McpTool,
+    McpToolAnnotations,
 )
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
     "MAX_TOOL_NAME_LENGTH",
     "MCP_NAMESPACE_SEP",
+    "MODEL_IMAGE_TYPES",
+    "READ_RESOURCE_TOOL",
     "bridge_mcp_tool",
+    "bridge_resource_reader",
     "bridged_tool_name",
     "convert_call_result",
+    "convert_read_result",
     "json_schema_to_shape",
+    "offers_resources",
+    "resource_reader",
 ]
 
 MCP_NAMESPACE_SEP = "__"
@@ -54,6 +73,12 @@ MAX_TOOL_NAME_LENGTH = 64
 
 DEFAULT_MAX_RESULT_CHARS = 100_000
 """Results longer than this (as the model sees them) are cut with a notice."""
+
+READ_RESOURCE_TOOL = "read_resource"
+"""The resource reader's name after the namespace: ``notion__read_resource``."""
+
+MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Image types every model provider takes as an image part; other images are placeholders."""
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 _HASH_LEN = 8
@@ -138,19 +163,65 @@ def _shape(node: Any, defs: dict[str, Any], depth: int, seen: frozenset[str]) ->
 # -- results -----------------------------------------------------------------------------------
 
 
-def _text_of(block: McpContent) -> str | None:
+def _b64_size(data: str) -> int:
+    """The decoded size of base64 ``data``, without decoding it (blobs may be large)."""
+    chars = len(data) - data.count("\n") - data.count("\r")
+    return max(0, chars * 3 // 4 - data[-2:].count("="))
+
+
+def _blob_placeholder(resource: McpResourceContents, shown: bool) -> str:
+    kind = resource.mime_type or "binary"
+    size = _b64_size(resource.blob or "")
+    where = "attached as an image" if shown else "not shown to the model"
+    return f"[resource {resource.uri}: {kind}, {size:,} bytes; {where}]"
+
+
+def _text_of_blob(resource: McpResourceContents) -> str | None:
+    """A ``text/*`` blob's text, when it is UTF-8: servers send text as a blob too (the
+    reference server does), and the model can read it."""
+    if resource.blob is None or not (resource.mime_type or "").startswith("text/"):
+        return None
+    try:
+        return base64.b64decode(resource.blob, validate=False).decode("utf-8")
+    except (ValueError, UnicodeDecodeError):
+        return None
+
+
+def _is_model_image(resource: McpResourceContents) -> bool:
+    return resource.blob is not None and resource.mime_type in MODEL_IMAGE_TYPES
+
+
+def _for_user_only(block: McpContent) -> bool:
+    audience = block.annotations.audience if block.annotations is not None else None
+    return audience is not None and set(audience) == {"user"}
+
+
+def _text_of(block: McpContent, reader: str | None) -> str | None:
     if isinstance(block, McpTextContent):
         return block.text
     if isinstance(block, McpAudioContent):
-        size = len(base64.b64decode(block.data, validate=False)) if block.data else 0
+        size = _b64_size(block.data)
         return f"[audio: {block.mime_type}, {size} bytes; not shown to the model]"
     if isinstance(block, McpEmbeddedResource):
         resource = block.resource
-        if resource.text is not None:
-            return resource.text
-        return f"[resource {resource.uri} ({resource.mime_type or 'binary'})]"
+        text = resource.text if resource.text is not None else _text_of_blob(resource)
+        if text is not None:
+            return text
+        if _is_model_image(resource):
+            return None  # the image part itself reaches the model
+        return _blob_placeholder(resource, shown=False)
     if isinstance(block, McpResourceLink):
-        return f"[resource link {block.uri}: {block.name}]"
+        how = f" — read it with {reader}" if reader else ""
+        return f"[resource link {block.uri}: {block.name}{how}]"
+    return None
+
+
+def _image_of(block: McpContent) -> ImagePart | None:
+    if isinstance(block, McpImageContent):
+        return ImagePart(media_type=block.mime_type, data=block.data)
+    if isinstance(block, McpEmbeddedResource) and _is_model_image(block.resource):
+        assert block.resource.mime_type is not None
+        return ImagePart(media_type=block.resource.mime_type, data=block.resource.blob)
     return None
 
 
@@ -169,18 +240,25 @@ def convert_call_result(
     tool_name: str,
     result: McpCallResult,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    *,
+    reader: str | None = None,
 ) -> ToolResultData:
-    """Turn an ``McpCallResult`` into a ``ToolResultData`` (see the module docstring)."""
+    """Turn an ``McpCallResult`` into a ``ToolResultData`` (see the module docstring).
+
+    Args:
+        reader: the name of the server's resource reader tool, when it is offered; resource
+            links then say to read them with it.
+    """
     render = [
         block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
     ]
-    texts = [t for block in result.content if (t := _text_of(block)) is not None]
-    images = [
-        ImagePart(media_type=block.mime_type, data=block.data)
-        for block in result.content
-        if isinstance(block, McpImageContent)
-    ]
+    for_model = [block for block in result.content if not _for_user_only(block)]
+    texts = [t for block in for_model if (t := _text_of(block, reader)) is not None]
+    images = [image for block in for_model if (image := _image_of(block)) is not None]
     joined = "\n".join(texts)
+    if not joined and not images and len(for_model) < len(result.content):
+        # Everything was for the user's eyes: say so rather than send an empty result.
+        joined = "[the result was shown to the user only]"
     if result.is_error:
         detail = _cut(joined, max_result_chars) or "(the server gave no message)"
         return ToolResultData(
@@ -196,6 +274,31 @@ def convert_call_result(
             data = _cut(encoded, max_result_chars)
     else:
         data = _cut(joined, max_result_chars)
+    return ToolResultData(status="success", data=data, render_data=render, content=images or None)
+
+
+def convert_read_result(
+    result: McpReadResult, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+) -> ToolResultData:
+    """Turn an ``McpReadResult`` into what the model sees: text contents (and ``text/*`` blobs
+    in UTF-8) as text, images a model takes as ``ImagePart``\\s, other blobs as a placeholder
+    with their type and size.
+    Several contents are each headed by their URI. ``render_data`` holds every content."""
+    render = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
+    texts: list[str] = []
+    images: list[ImagePart] = []
+    several = len(result.contents) > 1
+    for contents in result.contents:
+        text = contents.text if contents.text is not None else _text_of_blob(contents)
+        if text is not None:
+            texts.append(f"[resource {contents.uri}]\n{text}" if several else text)
+        elif _is_model_image(contents):
+            assert contents.mime_type is not None
+            images.append(ImagePart(media_type=contents.mime_type, data=contents.blob))
+            texts.append(_blob_placeholder(contents, shown=True))
+        else:
+            texts.append(_blob_placeholder(contents, shown=False))
+    data = _cut("\n".join(texts), max_result_chars) or "[the resource is empty]"
     return ToolResultData(status="success", data=data, render_data=render, content=images or None)
 
 
@@ -252,15 +355,16 @@ def bridge_mcp_tool(
 
         try:
             result = await connection.call_tool(real_name, input, on_progress=progress)
-        except McpAuthExpiredError as exc:
-            return ToolResultData(
-                status="error",
-                message="auth_expired",
-                data={"server": namespace, "tool": real_name, "detail": str(exc)},
-            )
         except GloveMcpError as exc:
-            return ToolResultData(status="error", message=str(exc))
-        return convert_call_result(namespace, real_name, result, max_result_chars)
+            return _failure(namespace, real_name, exc)
+        reader = bridged_tool_name(namespace, READ_RESOURCE_TOOL)
+        return convert_call_result(
+            namespace,
+            real_name,
+            result,
+            max_result_chars,
+            reader=reader if offers_resources(connection) else None,
+        )
 
     return Tool(
         name=bridged_tool_name(namespace, real_name),
@@ -270,3 +374,94 @@ def bridge_mcp_tool(
         requires_permission=not server_mode and not read_only,
         parallel_safe=read_only,
     )
+
+
+def _failure(namespace: str, tool_name: str, exc: GloveMcpError) -> ToolResultData:
+    """A connection failure as the model sees it: ``auth_expired`` for a 401 that survived a
+    fresh token (an application watches for that message), else the error's own text."""
+    if isinstance(exc, McpAuthExpiredError):
+        return ToolResultData(
+            status="error",
+            message="auth_expired",
+            data={"server": namespace, "tool": tool_name, "detail": str(exc)},
+        )
+    return ToolResultData(status="error", message=str(exc))
+
+
+# -- the resource reader ----------------------------------------------------------------------
+
+
+def offers_resources(connection: McpServerConnection) -> bool:
+    """Whether the server declared the resources capability on the live session (False while
+    the connection is not connected)."""
+    if connection.state is not ConnectionState.CONNECTED:
+        return False
+    return "resources" in declared_capabilities(connection.raw)
+
+
+_READER_DESCRIPTION = (
+    "Read a resource of MCP server {namespace!r} by its URI, such as a resource link another "
+    "of its tools returned."
+)
+
+
+class _ReadInput(BaseModel):
+    uri: str = Field(
+        min_length=1,
+        description="The resource's URI, e.g. from a resource link in another tool's result.",
+    )
+
+
+def bridge_resource_reader(
+    connection: McpServerConnection, *, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+) -> Tool:
+    """The tool that reads the server's resources: ``<namespace>__read_resource``, input
+    ``{uri: string}``, read-only (never asks permission, may run in parallel).
+
+    Offer it for servers where ``offers_resources(connection)`` holds. Text contents reach the
+    model as text, images it takes as ``ImagePart``\\s, other blobs as a placeholder
+    (``convert_read_result``). Failures never raise out of it: an unknown URI, a server that
+    does not offer resources or a connection failure is an error result saying so, and a 401
+    that survives a fresh token is ``message="auth_expired"`` like ``bridge_mcp_tool``'s.
+    """
+    namespace = connection.namespace
+
+    async def do(input: _ReadInput, ctx: ToolContext) -> ToolResultData:
+        try:
+            result = await connection.read_resource(input.uri)
+        except GloveMcpError as exc:
+            return _failure(namespace, READ_RESOURCE_TOOL, exc)
+        return convert_read_result(result, max_result_chars)
+
+    return Tool(
+        name=bridged_tool_name(namespace, READ_RESOURCE_TOOL),
+        description=_READER_DESCRIPTION.format(namespace=namespace),
+        do=do,
+        input_model=_ReadInput,
+        requires_permission=False,
+        parallel_safe=True,
+    )
+
+
+def resource_reader(connection: McpServerConnection, listed: Collection[str]) -> Tool | None:
+    """The reader tool to offer for ``connection``'s server, or None: when the server declares
+    no resources, lists a tool of its own named ``read_resource`` (the server's tool keeps the
+    name), or the connection's ``exclude_tools`` / ``filter_tools`` reject ``read_resource``
+    (the filter sees it as a read-only tool of that name, so one filter governs every tool).
+
+    Args:
+        connection: the server's connection, connected.
+        listed: the real names of the server tools being offered.
+    """
+    if not offers_resources(connection) or READ_RESOURCE_TOOL in listed:
+        return None
+    namespace = connection.namespace
+    as_listed = McpTool(
+        name=READ_RESOURCE_TOOL,
+        description=_READER_DESCRIPTION.format(namespace=namespace),
+        input_schema=_ReadInput.model_json_schema(),
+        annotations=McpToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    if not include_tool(namespace, as_listed, connection.exclude_tools, connection.filter_tools):
+        return None
+    return bridge_resource_reader(connection)

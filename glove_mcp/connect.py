@@ -48,6 +48,8 @@ from pydantic import ValidationError
 
 from glove_core.models import ModelAdapter
 from glove_core.resources import AsyncResource
+from glove_mcp import _resources
+from glove_mcp import types as own
 from glove_mcp._calls import plain_call, task_call
 from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
@@ -483,6 +485,30 @@ class McpServerConnection(AsyncResource):
         return call_result_from_sdk(
             await self._request(f"tools/call {name!r} (task)", call, bounded=False)
         )
+
+    # -- resources and prompts ---
+
+    async def list_resources(self) -> list[own.McpResource]:
+        """Every resource it lists (all pages); ``McpCapabilityError`` if it declares none."""
+        return await _resources.list_resources(self._request, self.namespace)
+
+    async def list_resource_templates(self) -> list[own.McpResourceTemplate]:
+        """Every resource template it lists (all pages); ``McpCapabilityError`` as above."""
+        return await _resources.list_resource_templates(self._request, self.namespace)
+
+    async def read_resource(self, uri: str) -> own.McpReadResult:
+        """Read resource ``uri``; an unknown one raises ``McpProtocolError``."""
+        return await _resources.read_resource(self._request, self.namespace, uri)
+
+    async def list_prompts(self) -> list[own.McpPrompt]:
+        """Every prompt it offers (all pages); ``McpCapabilityError`` if it declares none."""
+        return await _resources.list_prompts(self._request, self.namespace)
+
+    async def get_prompt(
+        self, name: str, arguments: dict[str, str] | None = None
+    ) -> own.McpPromptResult:
+        """Prompt ``name`` with ``arguments``; unknown, or an argument missing: McpProtocolError."""
+        return await _resources.get_prompt(self._request, self.namespace, name, arguments)
 
     def __repr__(self) -> str:
         where = self.url or f"stdio:{self.command[0] if self.command else '?'}"

@@ -14,7 +14,10 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
     ├── McpInsufficientScopeError    the token lacks a scope the request needs (403): log in
     │                                again asking for it, or let an OAuth provider step up
     ├── McpProtocolError             the server answered with a JSON-RPC error
+    ├── McpCapabilityError           the server does not offer resources (or prompts, …): ask
+    │                                only for what it declares
     ├── McpStateError                a connection or mount used after close (fix your code)
+    │   └── McpServerNotLoadedError  the mount has no open connection to that server: activate it
     ├── McpActivationError           a server could not be activated; nothing was left loaded
     │   └── McpUnknownServerError    the id is not in the catalogue
     └── OAuthError                   OAuth login, token refresh or token storage failed
@@ -40,9 +43,11 @@ __all__ = [
     "GloveMcpError",
     "McpActivationError",
     "McpAuthExpiredError",
+    "McpCapabilityError",
     "McpConnectionError",
     "McpInsufficientScopeError",
     "McpProtocolError",
+    "McpServerNotLoadedError",
     "McpServerUnavailableError",
     "McpSessionExpiredError",
     "McpStateError",
@@ -182,8 +187,42 @@ class McpProtocolError(GloveMcpError):
         super().__init__(f"MCP server {server!r} answered {what} with error {code}: {detail}")
 
 
+class McpCapabilityError(GloveMcpError):
+    """The server did not declare the capability a request needs, so it would only refuse it.
+
+    Attributes:
+        server: the server's namespace.
+        capability: the MCP capability it lacks (``"resources"``, ``"prompts"``).
+    """
+
+    def __init__(self, server: str, capability: str) -> None:
+        self.server = server
+        self.capability = capability
+        super().__init__(
+            f"MCP server {server!r} does not offer {capability}: it did not declare the "
+            f"{capability!r} capability. Use its tools instead, or a server that offers "
+            f"{capability}."
+        )
+
+
 class McpStateError(GloveMcpError):
     """A connection or mount was used in a state that forbids it (e.g. after close)."""
+
+
+class McpServerNotLoadedError(McpStateError):
+    """A mount was asked about a server of its catalogue that is not loaded right now.
+
+    Attributes:
+        server: the catalogue id.
+    """
+
+    def __init__(self, server: str, loaded: list[str]) -> None:
+        self.server = server
+        names = ", ".join(repr(k) for k in loaded) or "none"
+        super().__init__(
+            f"MCP server {server!r} is not loaded in this mount (loaded: {names}); "
+            f"activate it first with `await mount.activate({server!r})`"
+        )
 
 
 class McpActivationError(GloveMcpError):

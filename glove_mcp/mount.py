@@ -27,6 +27,7 @@ from mcp_types import LoggingLevel
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_mcp import types as own
 from glove_mcp._mount_options import (
     DEFAULT_SAMPLING_MAX_TOKENS,
     INSTRUCTIONS_KEY,
@@ -49,6 +50,7 @@ from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
 from glove_mcp.errors import (
     GloveMcpError,
     McpActivationError,
+    McpServerNotLoadedError,
     McpStateError,
     McpUnknownServerError,
 )
@@ -427,6 +429,49 @@ class McpMount(AsyncResource):
             await self.adapter.deactivate(id)
         await self._emit(McpServerDeactivated(id, tuple(switched)))
         return switched
+
+    # -- resources and prompts ---
+
+    def _serving(self, id: str) -> McpServerConnection:
+        """The connection of loaded server ``id``, or the error that says why there is none."""
+        self._check_open()
+        if id not in self.entries:
+            raise McpUnknownServerError(id, list(self.entries))
+        connection = self.connection(id)
+        if connection is None:
+            raise McpServerNotLoadedError(id, self.loaded)
+        return connection
+
+    async def list_resources(self, id: str) -> list[own.McpResource]:
+        """The resources of loaded server ``id``.
+
+        Raises:
+            McpUnknownServerError: ``id`` is not in the catalogue.
+            McpServerNotLoadedError: it is not loaded; ``activate`` it first.
+            McpCapabilityError: it does not declare resources; and the connection's errors.
+        """
+        return await self._serving(id).list_resources()
+
+    async def list_resource_templates(self, id: str) -> list[own.McpResourceTemplate]:
+        """The resource templates of loaded server ``id``; raises like ``list_resources``."""
+        return await self._serving(id).list_resource_templates()
+
+    async def read_resource(self, id: str, uri: str) -> own.McpReadResult:
+        """Read resource ``uri`` of loaded server ``id``; raises like ``list_resources``, and
+        ``McpProtocolError`` when the server refuses (e.g. an unknown URI)."""
+        return await self._serving(id).read_resource(uri)
+
+    async def list_prompts(self, id: str) -> list[own.McpPrompt]:
+        """The prompts of loaded server ``id``; raises like ``list_resources`` (with
+        ``McpCapabilityError`` for a server without prompts)."""
+        return await self._serving(id).list_prompts()
+
+    async def get_prompt(
+        self, id: str, name: str, arguments: dict[str, str] | None = None
+    ) -> own.McpPromptResult:
+        """Prompt ``name`` of loaded server ``id`` filled in with ``arguments``; raises like
+        ``list_prompts``, and ``McpProtocolError`` for an unknown prompt or missing argument."""
+        return await self._serving(id).get_prompt(name, arguments)
 
     # -- closing ------------------------------------------------------------------------------
 

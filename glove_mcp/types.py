@@ -1,14 +1,17 @@
-"""glove_mcp's own view of what MCP servers send: tools and tool-call results.
+"""glove_mcp's own view of what MCP servers send: tools, tool-call results, resources and
+prompts.
 
 ``McpServerConnection.list_tools`` returns ``McpTool``\\s and ``call_tool`` an
-``McpCallResult``, converted from the SDK's models where they arrive, so code that uses
+``McpCallResult``; ``list_resources``, ``read_resource``, ``list_prompts`` and ``get_prompt``
+return ``McpResource``, ``McpReadResult``, ``McpPrompt`` and ``McpPromptResult``; all are
+converted from the SDK's models where they arrive, so code that uses
 glove_mcp never imports ``mcp`` (the SDK session stays reachable as
 ``McpServerConnection.raw``). The models are frozen pydantic models with the SDK's snake_case
 field names; ``model_dump(by_alias=True)`` gives MCP's camelCase wire names (``mimeType``,
 ``inputSchema``), which is how bridged tools hand content blocks to an application
 (``ToolResultData.render_data``).
 
-What is left out: ``_meta``, icons, and result types other than a completed call.
+What is left out: ``_meta``, icons, and result types other than a completed call or read.
 """
 
 from __future__ import annotations
@@ -24,8 +27,15 @@ __all__ = [
     "McpContentAnnotations",
     "McpEmbeddedResource",
     "McpImageContent",
+    "McpPrompt",
+    "McpPromptArgument",
+    "McpPromptMessage",
+    "McpPromptResult",
+    "McpReadResult",
+    "McpResource",
     "McpResourceContents",
     "McpResourceLink",
+    "McpResourceTemplate",
     "McpTextContent",
     "McpTool",
     "McpToolAnnotations",
@@ -186,3 +196,121 @@ class McpCallResult(_Model):
     def text(self) -> str:
         """The text blocks, joined by newlines."""
         return "\n".join(b.text for b in self.content if isinstance(b, McpTextContent))
+
+
+# -- resources ---------------------------------------------------------------------------------
+
+
+class McpResource(_Model):
+    """A resource a server lists (``resources/list``); read it with ``read_resource(uri)``.
+
+    Attributes:
+        uri: what ``read_resource`` takes.
+        name: its programmatic name.
+        title: a display name, if the server gave one.
+        description: what it is, if the server said.
+        mime_type: its MIME type, if known.
+        size: its size in bytes (before base64), if known.
+        annotations: who it is for and how much it matters, if the server said.
+    """
+
+    uri: str
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = Field(default=None, serialization_alias="mimeType")
+    size: int | None = None
+    annotations: McpContentAnnotations | None = None
+
+
+class McpResourceTemplate(_Model):
+    """A family of resources a server can read (``resources/templates/list``): fill in the
+    RFC 6570 ``uri_template`` and pass the URI to ``read_resource``.
+
+    Attributes:
+        uri_template: e.g. ``"notes://page/{page_id}"``.
+        name: its programmatic name.
+        title: a display name, if the server gave one.
+        description: what it reads, if the server said.
+        mime_type: the MIME type of every resource it matches, if they share one.
+    """
+
+    uri_template: str = Field(serialization_alias="uriTemplate")
+    name: str
+    title: str | None = None
+    description: str | None = None
+    mime_type: str | None = Field(default=None, serialization_alias="mimeType")
+
+
+class McpReadResult(_Model):
+    """What ``read_resource`` returned: the resource's contents, or those of its parts.
+
+    Attributes:
+        contents: each has ``text``, or ``blob`` (base64) for binary data.
+    """
+
+    contents: tuple[McpResourceContents, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The text contents, joined by newlines (blobs left out)."""
+        return "\n".join(c.text for c in self.contents if c.text is not None)
+
+
+# -- prompts -----------------------------------------------------------------------------------
+
+
+class McpPromptArgument(_Model):
+    """One argument of a prompt template.
+
+    Attributes:
+        name: the key to pass in ``get_prompt(..., arguments={name: value})``.
+        description: what to pass, if the server said.
+        required: ``get_prompt`` fails without it.
+    """
+
+    name: str
+    description: str | None = None
+    required: bool = False
+
+
+class McpPrompt(_Model):
+    """A prompt (template) a server offers (``prompts/list``).
+
+    Attributes:
+        name: what ``get_prompt`` takes.
+        title: a display name, if the server gave one.
+        description: what it is for, if the server said.
+        arguments: the arguments it takes, in the server's order.
+    """
+
+    name: str
+    title: str | None = None
+    description: str | None = None
+    arguments: tuple[McpPromptArgument, ...] = ()
+
+
+class McpPromptMessage(_Model):
+    """One message of a prompt: who says it, and one content block."""
+
+    role: Literal["user", "assistant"]
+    content: McpContent
+
+
+class McpPromptResult(_Model):
+    """What ``get_prompt`` returned: the prompt's messages, in order.
+
+    Attributes:
+        description: what the prompt is for, if the server said.
+        messages: the conversation the prompt is made of.
+    """
+
+    description: str | None = None
+    messages: tuple[McpPromptMessage, ...] = ()
+
+    @property
+    def text(self) -> str:
+        """The text blocks of the messages, joined by blank lines."""
+        return "\n\n".join(
+            m.content.text for m in self.messages if isinstance(m.content, McpTextContent)
+        )

@@ -1,11 +1,13 @@
 """Test doubles shipped with glove_mcp: local MCP servers over Streamable HTTP.
 
 ``serve("notes")`` / ``McpTestServer`` run a Notion-like notes server, a Linear-like tracker
-server or a paginating server in-process on 127.0.0.1; ``ServerControl`` makes them slow or fail;
+server or a paginating server in-process on 127.0.0.1 (``build_docs_server``: resources and
+prompts); ``ServerControl`` makes them slow or fail;
 ``spawn_server`` runs one as a subprocess (``python -m glove_mcp.testing notes``), and
 ``spawn_servers`` several in one child process.
 """
 
+from glove_mcp.testing.docs_server import build_docs_server as build_docs_server
 from glove_mcp.testing.harness import McpTestServer as McpTestServer
 from glove_mcp.testing.harness import ServerControl as ServerControl
 from glove_mcp.testing.harness import ServerKind as ServerKind
@@ -28,6 +30,7 @@ __all__ = [
     "OAuthTestServer",
     "ServerControl",
     "ServerKind",
+    "build_docs_server",
     "build_notes_server",
     "build_paged_server",
     "build_server",

@@ -4,7 +4,11 @@ through glove_mcp's public API with default settings, over stdio and over Stream
 Each transport starts the server once (module-scoped fixtures) and mounts it on one Glove driven
 by a ``ScriptedModel``. Every tool the server lists must be folded as ``everything__<tool>`` with
 the server's input schema, and is called once through the Glove with arguments that validate
-against that schema; the assertions are on what the model receives in its next request.
+against that schema; the assertions are on what the model receives in its next request. The
+server declares resources, so the mount also offers ``everything__read_resource``, and resource
+links in results tell the model to read them with it; content the server annotates for the user
+alone (``get-annotated-message``'s image) reaches ``render_data``, never the model. Its
+resources, templates and prompts are also read through the mount's own methods.
 
 The server is a handshake-era (TypeScript SDK 1.x) server: it registers some tools only after
 ``initialize``, and only for clients that declare the matching capability (``ABSENT``). glove_mcp
@@ -39,6 +43,8 @@ from glove_core import Glove, ImagePart, ScriptedModel, ToolCall, ToolResultData
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, McpMount, McpTool, MemoryMcpAdapter, mount_mcp
 from glove_mcp.bridge import bridged_tool_name
+from glove_mcp.errors import McpProtocolError
+from glove_mcp.types import McpEmbeddedResource, McpTextContent
 
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / "node" / "bin" / "node"
@@ -60,6 +66,9 @@ pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 SERVER = "everything"
 """The catalogue id, so the tool namespace: ``everything__echo``."""
+
+READER = f"{SERVER}__read_resource"
+"""The resource reader the mount offers because the server declares resources."""
 
 MARKER = "GLOVE_INTEROP_TRANSPORT"
 """An environment variable given to the server process; ``get-env`` must report it."""
@@ -285,7 +294,8 @@ async def test_every_listed_tool_is_folded_with_its_input_schema(everything: Eve
     assert set(everything.listed) == set(CALLS)
     assert not set(ABSENT) & set(everything.listed)
     folded = {t.name: t for t in everything.glove.tools if t.name.startswith(f"{SERVER}__")}
-    assert set(folded) == {f"{SERVER}__{name}" for name in CALLS}
+    assert set(folded) == {f"{SERVER}__{name}" for name in CALLS} | {READER}
+    assert folded[READER].parallel_safe and not folded[READER].requires_permission
     # What the model is offered, in its next request.
     assert await everything.turn() == []  # a request in which the model only answers
     offered = {spec.name: spec for spec in everything.model.requests[-1].tools}
@@ -341,16 +351,30 @@ async def test_an_image_reaches_the_model_as_an_image_part(everything: Everythin
     assert result.render_data[1]["data"] == image.data
 
 
-async def test_annotated_text_and_image_reach_the_model(everything: Everything) -> None:
+async def test_content_for_the_user_only_never_reaches_the_model(everything: Everything) -> None:
     result = await everything.call("get-annotated-message")
-    # Annotations (audience, priority) are not shown to the model; the content is.
+    # The text is for the assistant: the model reads it. The image is annotated for the user
+    # alone: it stays in render_data for the UI and is not sent to the model.
     assert _payload(result) == "Debug: Cache hit ratio 0.95, latency 150ms"
-    [image] = result.content or []
-    assert isinstance(image, ImagePart)
-    assert image.media_type == "image/png"
-    assert image.data is not None
-    assert base64.b64decode(image.data).startswith(PNG_SIGNATURE)
-    assert result.render_data[0]["annotations"]["audience"] == ["assistant"]
+    assert result.content is None
+    text, image = result.render_data
+    assert text["annotations"]["audience"] == ["assistant"]
+    assert image["type"] == "image"
+    assert image["annotations"]["audience"] == ["user"]
+    assert base64.b64decode(image["data"]).startswith(PNG_SIGNATURE)
+
+
+async def test_a_result_only_for_the_user_tells_the_model_so(everything: Everything) -> None:
+    [result] = await everything.turn(
+        ("get-annotated-message", {"messageType": "success", "includeImage": True})
+    )
+    assert _payload(result) == "[the result was shown to the user only]"
+    assert result.content is None
+    assert [block["annotations"]["audience"] for block in result.render_data] == [
+        ["user"],
+        ["user"],
+    ]
+    assert result.render_data[0]["text"] == "Operation completed successfully"
 
 
 # -- structured content -------------------------------------------------------------------------
@@ -368,12 +392,12 @@ async def test_structured_content_reaches_the_model_as_data(everything: Everythi
 # -- resources ----------------------------------------------------------------------------------
 
 
-async def test_resource_links_reach_the_model_as_uri_and_name(everything: Everything) -> None:
+async def test_resource_links_reach_the_model_with_how_to_read_them(everything: Everything) -> None:
     result = await everything.call("get-resource-links")
     assert _payload(result).splitlines() == [
         "Here are 2 resource links to resources available in this server:",
-        "[resource link demo://resource/dynamic/blob/1: Blob Resource 1]",
-        "[resource link demo://resource/dynamic/text/2: Text Resource 2]",
+        f"[resource link demo://resource/dynamic/blob/1: Blob Resource 1 — read it with {READER}]",
+        f"[resource link demo://resource/dynamic/text/2: Text Resource 2 — read it with {READER}]",
     ]
     assert result.content is None
     links = [block for block in result.render_data if block["type"] == "resource_link"]
@@ -399,13 +423,145 @@ async def test_an_embedded_text_resource_reaches_the_model_as_its_text(
 
 async def test_an_embedded_blob_reaches_the_model_as_a_placeholder(everything: Everything) -> None:
     result = await everything.call("gzip-file-as-resource")
-    # The model is told what the resource is; its bytes stay in render_data for the UI.
-    assert _payload(result) == "[resource demo://resource/session/glove.txt.gz (application/gzip)]"
-    assert result.content is None
+    # The model is told what the resource is and how big; its bytes stay in render_data.
     [embedded] = result.render_data
     assert embedded["type"] == "resource"
     assert embedded["resource"]["mimeType"] == "application/gzip"
-    assert gzip.decompress(base64.b64decode(embedded["resource"]["blob"])) == GZIP_INPUT
+    blob = base64.b64decode(embedded["resource"]["blob"])
+    assert gzip.decompress(blob) == GZIP_INPUT
+    assert _payload(result) == (
+        f"[resource demo://resource/session/glove.txt.gz: application/gzip, {len(blob)} bytes; "
+        "not shown to the model]"
+    )
+    assert result.content is None
+
+
+async def test_the_model_reads_a_resource_link_with_the_reader(everything: Everything) -> None:
+    [links] = await everything.turn(("get-resource-links", CALLS["get-resource-links"]))
+    named = {b["name"]: b for b in links.render_data if b["type"] == "resource_link"}
+    text_link, blob_link = named["Text Resource 2"], named["Blob Resource 1"]
+    # The model follows both links with the reader the results named.
+    calls = [
+        ToolCall(
+            id=f"{everything.transport}-read-text", name=READER, input={"uri": text_link["uri"]}
+        ),
+        ToolCall(
+            id=f"{everything.transport}-read-blob", name=READER, input={"uri": blob_link["uri"]}
+        ),
+    ]
+    everything.model.extend([calls, "read"])
+    result = await everything.glove.process_request("read both links")
+    assert result.text == "read"
+    received = {
+        r.call_id: r.result
+        for m in everything.model.requests[-1].messages
+        for r in m.tool_results or []
+    }
+    text = received[calls[0].id]
+    assert re.fullmatch(r"Resource 2: This is a plaintext resource created at .+", _payload(text))
+    assert text.render_data[0]["uri"] == "demo://resource/dynamic/text/2"
+    # The blob resource is text/plain in base64: the model reads its text.
+    blob = received[calls[1].id]
+    assert re.fullmatch(r"Resource 1: This is a base64 blob created at .+", _payload(blob))
+    assert "blob" in blob.render_data[0]
+
+
+async def test_the_reader_reports_an_unknown_uri_to_the_model(everything: Everything) -> None:
+    call = ToolCall(
+        id=f"{everything.transport}-read-bad", name=READER, input={"uri": "demo://nope"}
+    )
+    everything.model.extend([[call], "ok"])
+    await everything.glove.process_request("read a bad uri")
+    [result] = [
+        r.result
+        for m in everything.model.requests[-1].messages
+        for r in m.tool_results or []
+        if r.call_id == call.id
+    ]
+    assert result.status == "error"
+    assert result.message is not None
+    assert "answered resources/read 'demo://nope' with error -32602" in result.message
+    assert "demo://nope not found" in result.message
+
+
+# -- resources and prompts through the mount ----------------------------------------------------
+
+
+async def test_resources_and_templates_are_listed(everything: Everything) -> None:
+    resources = await everything.mount.list_resources(SERVER)
+    uris = {r.uri for r in resources}
+    assert "demo://resource/static/document/instructions.md" in uris
+    # The documents it serves from its docs folder (and, once a tool made them, session ones).
+    documents = [r for r in resources if r.uri.startswith("demo://resource/static/document/")]
+    assert {r.mime_type for r in documents} == {"text/markdown"}
+    assert {r.name for r in documents} >= {"instructions.md", "features.md"}
+    templates = {t.name: t for t in await everything.mount.list_resource_templates(SERVER)}
+    assert templates["Dynamic Text Resource"].uri_template == (
+        "demo://resource/dynamic/text/{resourceId}"
+    )
+    assert templates["Dynamic Blob Resource"].uri_template == (
+        "demo://resource/dynamic/blob/{resourceId}"
+    )
+    assert templates["Dynamic Blob Resource"].mime_type == "application/octet-stream"
+
+
+async def test_listed_and_templated_resources_are_read(everything: Everything) -> None:
+    listed = await everything.mount.read_resource(
+        SERVER, "demo://resource/static/document/instructions.md"
+    )
+    [document] = listed.contents
+    assert document.mime_type == "text/markdown"
+    assert document.text
+    text = await everything.mount.read_resource(SERVER, "demo://resource/dynamic/text/7")
+    assert re.fullmatch(r"Resource 7: This is a plaintext resource created at .+", text.text)
+    blob = await everything.mount.read_resource(SERVER, "demo://resource/dynamic/blob/7")
+    [contents] = blob.contents
+    assert contents.text is None and contents.blob is not None
+    assert base64.b64decode(contents.blob).startswith(b"Resource 7: This is a base64 blob")
+
+
+async def test_reading_an_unknown_resource_says_so(everything: Everything) -> None:
+    with pytest.raises(McpProtocolError, match=r"resources/read 'demo://nope'.*not found"):
+        await everything.mount.read_resource(SERVER, "demo://nope")
+
+
+async def test_prompts_are_listed_with_their_arguments(everything: Everything) -> None:
+    prompts = {p.name: p for p in await everything.mount.list_prompts(SERVER)}
+    assert {"simple-prompt", "args-prompt", "resource-prompt"} <= set(prompts)
+    assert prompts["simple-prompt"].arguments == ()
+    city, state = prompts["args-prompt"].arguments
+    assert (city.name, city.required, city.description) == ("city", True, "Name of the city")
+    assert (state.name, state.required) == ("state", False)
+
+
+async def test_prompts_are_filled_in_with_their_arguments(everything: Everything) -> None:
+    weather = await everything.mount.get_prompt(
+        SERVER, "args-prompt", {"city": "Chicago", "state": "IL"}
+    )
+    [message] = weather.messages
+    assert message.role == "user"
+    assert message.content == McpTextContent(text="What's weather in Chicago, IL?")
+    simple = await everything.mount.get_prompt(SERVER, "simple-prompt")
+    assert simple.text == "This is a simple prompt without arguments."
+    embedded = await everything.mount.get_prompt(
+        SERVER, "resource-prompt", {"resourceType": "Text", "resourceId": "3"}
+    )
+    intro, resource = embedded.messages
+    assert isinstance(intro.content, McpTextContent)
+    assert isinstance(resource.content, McpEmbeddedResource)
+    assert resource.content.resource.uri == "demo://resource/dynamic/text/3"
+
+
+async def test_bad_prompt_requests_say_what_is_wrong(everything: Everything) -> None:
+    with pytest.raises(
+        McpProtocolError, match=r"It offers no prompt 'nope' \(prompts: .*'args-prompt'"
+    ):
+        await everything.mount.get_prompt(SERVER, "nope")
+    with pytest.raises(
+        McpProtocolError,
+        match=r"Prompt 'args-prompt' \(city, state\?\): missing required argument\(s\) 'city'",
+    ):
+        await everything.mount.get_prompt(SERVER, "args-prompt", {"state": "IL"})
 
 
 # -- tools with server-side state ---------------------------------------------------------------
