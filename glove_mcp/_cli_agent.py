@@ -21,6 +21,7 @@ from glove_core import (
 )
 from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
 from glove_mcp._cli_errors import CliError
+from glove_mcp._cli_prompts import handle_prompt_command
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._console_prompts import ElicitationPrompter
 from glove_mcp._http import McpClientPool
@@ -122,8 +123,12 @@ async def chat(args: argparse.Namespace) -> int:
         stack.push_async_callback(mount.aclose)
         glove.build()
         active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
-        out.write(f"active servers: {active}. /quit to leave.\n")
-        await chat_loop(glove, printer, out)
+        out.write(f"active servers: {active}. /prompts lists prompts; /quit to leave.\n")
+
+        async def command(text: str) -> str | None:
+            return await handle_prompt_command(text, mount, out)
+
+        await chat_loop(glove, printer, out, command)
     return 0
 
 

@@ -7,6 +7,7 @@ import asyncio
 import json
 import signal
 import sys
+from collections.abc import Awaitable, Callable
 from typing import Any, TextIO
 
 from glove_core import AbortController, AbortError, Glove, GloveError
@@ -18,6 +19,9 @@ from glove_core.subscribers import (
     ToolUse,
     ToolUseResult,
 )
+from glove_mcp.events import McpLog, McpProgress
+
+_LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
 
 __all__ = ["ConsolePrinter", "chat_loop", "shorten"]
 
@@ -72,6 +76,14 @@ class ConsolePrinter:
             else:
                 detail = result.message or shorten(result.data)
                 self._line(self._paint(f"← {event.name} [{result.status}]: {detail}", "31"))
+        elif isinstance(event, McpProgress):
+            of = f"/{event.total:g}" if event.total is not None else ""
+            said = f" {shorten(event.message, 80)}" if event.message else ""
+            self._line(
+                self._paint(f"  … {event.server} {event.tool}: {event.progress:g}{of}{said}", "2")
+            )
+        elif isinstance(event, McpLog) and event.level in _LOUD_LEVELS:
+            self._line(self._paint(f"  [{event.server} {event.level}] {shorten(event.data)}", "33"))
         elif isinstance(event, SubagentInvoked):
             self._line(self._paint(f"┌ {event.name}: {shorten(event.prompt, 100)}", "35"))
             self._depth += 1
@@ -81,8 +93,16 @@ class ConsolePrinter:
             self._line(self._paint(f"└ {event.name} finished ({event.status})", "35"))
 
 
-async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
+async def chat_loop(
+    glove: Glove,
+    printer: ConsolePrinter,
+    out: TextIO,
+    command: Callable[[str], Awaitable[str | None]] | None = None,
+) -> None:
     """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
+
+    ``command(line)`` sees every line first and returns the request to send (the line itself
+    when it is no command), or None when it answered the line itself (``/prompts``).
 
     Ctrl-C aborts the request in progress; the conversation so far is kept.
     """
@@ -114,6 +134,11 @@ async def chat_loop(glove: Glove, printer: ConsolePrinter, out: TextIO) -> None:
                 continue
             if text in ("/quit", "/exit"):
                 return
+            if command is not None:
+                request = await command(text)
+                if request is None:
+                    continue
+                text = request
             controller = AbortController()
             current[:] = [controller]
             try:
