@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
+from enum import Enum
 from typing import Literal
 
 import mcp_types as types
@@ -33,6 +34,7 @@ __all__ = [
     "MAX_INSTRUCTIONS_CHARS",
     "AmbiguityPolicy",
     "MountOptions",
+    "MountState",
     "OnElicitation",
     "WrapTool",
     "check_allow_sampling",
@@ -52,6 +54,13 @@ INSTRUCTIONS_KEY = "mcp_server_instructions"
 
 MAX_INSTRUCTIONS_CHARS = 4000
 """A server's instructions longer than this are cut."""
+
+
+class MountState(Enum):
+    """Where a mount is in its life."""
+
+    OPEN = "open"
+    CLOSED = "closed"
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from glove_core import Tool
 from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader
@@ -13,9 +13,20 @@ from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
 
-__all__ = ["ToolChange", "bridge_server", "relisted"]
+__all__ = ["LoadedServer", "ToolChange", "bridge_server", "relisted"]
 
 logger = logging.getLogger(__name__)
+
+
+@dataclass
+class LoadedServer:
+    """A server whose tools a mount offers now."""
+
+    connection: McpServerConnection
+    tools: dict[str, str]
+    """Bridged name → the server's real tool name."""
+    replaced: dict[str, Tool] = field(default_factory=dict)
+    """Tools of an earlier activation (switched off) that these took the places of."""
 
 
 async def bridge_server(

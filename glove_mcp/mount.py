@@ -17,30 +17,28 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Collection, Sequence
-from dataclasses import dataclass, field
-from enum import Enum
-from pathlib import Path
+from collections.abc import Collection, Sequence
 
 from mcp_types import LoggingLevel
 
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
-from glove_mcp import types as own
 from glove_mcp._mount_options import (
     DEFAULT_SAMPLING_MAX_TOKENS,
     INSTRUCTIONS_KEY,
     AmbiguityPolicy,
     MountOptions,
+    MountState,
     OnElicitation,
     WrapTool,
     check_allow_sampling,
     instructions_text,
     server_requests,
 )
+from glove_mcp._mount_servers import ServerMethods
 from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
-from glove_mcp._server_tools import bridge_server, relisted
+from glove_mcp._server_tools import LoadedServer, bridge_server, relisted
 from glove_mcp._tasks import TaskPolicy
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
@@ -50,7 +48,6 @@ from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
 from glove_mcp.errors import (
     GloveMcpError,
     McpActivationError,
-    McpServerNotLoadedError,
     McpStateError,
     McpUnknownServerError,
 )
@@ -76,21 +73,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class MountState(Enum):
-    """Where a mount is in its life."""
-
-    OPEN = "open"
-    CLOSED = "closed"
-
-
-@dataclass
-class _Loaded:
-    connection: McpServerConnection
-    tools: dict[str, str]  # bridged name -> server's real name
-    replaced: dict[str, Tool] = field(default_factory=dict)  # switched-off tools it took over
-
-
-class McpMount(AsyncResource):
+class McpMount(ServerMethods, AsyncResource):
     """The MCP servers mounted on one Glove, and a tool source of it. Create it with
     ``mount_mcp``.
 
@@ -132,7 +115,7 @@ class McpMount(AsyncResource):
         pool = options.pool
         self._own_pool = pool is None
         self.pool = pool if pool is not None else McpClientPool()
-        self._loaded: dict[str, _Loaded] = {}
+        self._loaded: dict[str, LoadedServer] = {}
         # Every bridged tool offered, in the order first loaded: a server switched off keeps
         # its tools here (switched off in the conversation), so the tool list never shrinks.
         self._tools: dict[str, Tool] = {}
@@ -191,7 +174,7 @@ class McpMount(AsyncResource):
     async def _emit(self, event: McpEvent) -> None:
         await self.glove.publish(event)
 
-    def _unload_tools(self, loaded: _Loaded) -> None:
+    def _unload_tools(self, loaded: LoadedServer) -> None:
         """Take back the tools ``_load`` offered (all or nothing: an activation that failed)."""
         for name in loaded.tools:
             previous = loaded.replaced.get(name)
@@ -202,7 +185,7 @@ class McpMount(AsyncResource):
 
     # -- loading ------------------------------------------------------------------------------
 
-    async def _load(self, entry: McpCatalogueEntry) -> _Loaded:
+    async def _load(self, entry: McpCatalogueEntry) -> LoadedServer:
         """Connect, list, bridge and offer one server's tools; on any failure nothing stays."""
         conn = McpServerConnection(
             entry.id,
@@ -233,7 +216,7 @@ class McpMount(AsyncResource):
             replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
             for tool, _ in bridged:
                 self._tools[tool.name] = tool
-            return _Loaded(conn, {t.name: real for t, real in bridged}, replaced)
+            return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced)
         except BaseException:
             await conn.close()
             raise
@@ -253,31 +236,6 @@ class McpMount(AsyncResource):
             publish=self._emit,
             on_list_changed=changed,
         )
-
-    def _roots_now(self) -> Sequence[str | Path] | Awaitable[Sequence[str | Path]]:
-        given = self.options.roots
-        return given() if callable(given) else list(self._roots)
-
-    async def set_roots(self, roots: Sequence[str | Path]) -> None:
-        """Replace the roots (directories or ``file://`` URIs) servers may work in and tell
-        every loaded server (``roots/list_changed``). Only a mount made with ``roots=`` (a
-        list) declares roots to its servers.
-
-        Raises:
-            McpStateError: the mount was made without ``roots``, or with a function (which
-                already decides the roots each time a server asks).
-        """
-        if self.options.roots is None or callable(self.options.roots):
-            raise McpStateError(
-                "set_roots needs a mount made with roots=[...]; this one was made "
-                + ("without roots" if self.options.roots is None else "with a roots function")
-            )
-        self._roots = list(roots)
-        for loaded in list(self._loaded.values()):
-            try:
-                await loaded.connection.notify_roots_changed()
-            except GloveMcpError as exc:
-                logger.info("could not tell %r the roots changed: %s", loaded.connection, exc)
 
     async def _list_changed(self, id: str, what: ChangeKind) -> None:
         """The server said its tools (or prompts, or resources) changed: list them again.
@@ -429,49 +387,6 @@ class McpMount(AsyncResource):
             await self.adapter.deactivate(id)
         await self._emit(McpServerDeactivated(id, tuple(switched)))
         return switched
-
-    # -- resources and prompts ---
-
-    def _serving(self, id: str) -> McpServerConnection:
-        """The connection of loaded server ``id``, or the error that says why there is none."""
-        self._check_open()
-        if id not in self.entries:
-            raise McpUnknownServerError(id, list(self.entries))
-        connection = self.connection(id)
-        if connection is None:
-            raise McpServerNotLoadedError(id, self.loaded)
-        return connection
-
-    async def list_resources(self, id: str) -> list[own.McpResource]:
-        """The resources of loaded server ``id``.
-
-        Raises:
-            McpUnknownServerError: ``id`` is not in the catalogue.
-            McpServerNotLoadedError: it is not loaded; ``activate`` it first.
-            McpCapabilityError: it does not declare resources; and the connection's errors.
-        """
-        return await self._serving(id).list_resources()
-
-    async def list_resource_templates(self, id: str) -> list[own.McpResourceTemplate]:
-        """The resource templates of loaded server ``id``; raises like ``list_resources``."""
-        return await self._serving(id).list_resource_templates()
-
-    async def read_resource(self, id: str, uri: str) -> own.McpReadResult:
-        """Read resource ``uri`` of loaded server ``id``; raises like ``list_resources``, and
-        ``McpProtocolError`` when the server refuses (e.g. an unknown URI)."""
-        return await self._serving(id).read_resource(uri)
-
-    async def list_prompts(self, id: str) -> list[own.McpPrompt]:
-        """The prompts of loaded server ``id``; raises like ``list_resources`` (with
-        ``McpCapabilityError`` for a server without prompts)."""
-        return await self._serving(id).list_prompts()
-
-    async def get_prompt(
-        self, id: str, name: str, arguments: dict[str, str] | None = None
-    ) -> own.McpPromptResult:
-        """Prompt ``name`` of loaded server ``id`` filled in with ``arguments``; raises like
-        ``list_prompts``, and ``McpProtocolError`` for an unknown prompt or missing argument."""
-        return await self._serving(id).get_prompt(name, arguments)
 
     # -- closing ------------------------------------------------------------------------------
 
