@@ -11,8 +11,9 @@ alone (``get-annotated-message``'s image) reaches ``render_data``, never the mod
 resources, templates and prompts are also read through the mount's own methods.
 
 The server is a handshake-era (TypeScript SDK 1.x) server: it registers some tools only after
-``initialize``, and only for clients that declare the matching capability (``ABSENT``). glove_mcp
-declares none of roots, sampling or elicitation, so those tools are never listed.
+``initialize``, and only for clients that declare the matching capability (``ABSENT``). With
+default settings a mount declares elicitation (declined in server mode without a handler) but
+neither roots nor sampling; ``test_server_requests_everything`` declares everything.
 
 Install the server with ``tests/interop/install.sh``. Without it the module is skipped, unless
 ``GLOVE_REQUIRE_INTEROP=1``, which makes a missing install a failure.
@@ -96,13 +97,14 @@ CALLS: dict[str, dict[str, Any]] = {
     "toggle-simulated-logging": {},
     "toggle-subscriber-updates": {},
     "trigger-long-running-operation": {"duration": 0.1, "steps": 2},
+    "trigger-elicitation-request": {},
+    "trigger-url-elicitation": {"url": "https://example.com/consent"},
+    "simulate-research-query": {"topic": "glove interop"},
 }
 """Every tool the server lists for glove_mcp, with the arguments it is called with."""
 
 ABSENT: dict[str, str] = {
     "get-roots-list": "registered only for clients that declare roots",
-    "trigger-elicitation-request": "registered only for clients that declare elicitation",
-    "trigger-url-elicitation": "registered only for clients that declare URL elicitation",
     "trigger-sampling-request": "registered only for clients that declare sampling",
     "trigger-sampling-request-async": (
         "registered only for clients that declare sampling and task-augmented sampling"
@@ -110,12 +112,9 @@ ABSENT: dict[str, str] = {
     "trigger-elicitation-request-async": (
         "registered only for clients that declare elicitation and task-augmented elicitation"
     ),
-    "simulate-research-query": (
-        "listed with execution.taskSupport 'required': every plain call fails, and glove_mcp "
-        "does not run tasks, so include_tool hides it"
-    ),
 }
-"""Tools the server has but does not list for glove_mcp, and why."""
+"""Tools the server has but does not list for a mount with default settings, and why
+(tests/interop/test_server_requests_everything.py declares everything and gets them all)."""
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -581,3 +580,22 @@ async def test_toggles_switch_on_and_off(everything: Everything) -> None:
     assert texts[1].startswith("Started simulated resource updated notifications for session")
     assert texts[2].startswith("Stopped simulated logging for session")
     assert texts[3].startswith("Stopped simulated resource updates for session")
+
+
+# -- what the server asks, with default settings --------------------------------------------
+
+
+async def test_elicitation_is_declined_in_server_mode_without_a_handler(
+    everything: Everything,
+) -> None:
+    form, url = await everything.turn(
+        ("trigger-elicitation-request", {}),
+        ("trigger-url-elicitation", CALLS["trigger-url-elicitation"]),
+    )
+    assert "declined" in _payload(form)
+    assert "declined to open the URL" in _payload(url)
+
+
+async def test_a_tool_that_requires_a_task_runs_as_one(everything: Everything) -> None:
+    report = _payload(await everything.call("simulate-research-query"))
+    assert "Research Report: glove interop" in report
