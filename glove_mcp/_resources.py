@@ -39,6 +39,7 @@ __all__ = [
     "list_prompts",
     "list_resource_templates",
     "list_resources",
+    "paginate",
     "read_resource",
 ]
 
@@ -71,17 +72,18 @@ def _require(session: ClientSession, namespace: str, capability: Capability) -> 
         raise McpCapabilityError(namespace, capability)
 
 
-async def _paginate(
+async def paginate(
     request: Requester,
     namespace: str,
     what: str,
-    capability: Capability,
+    capability: Capability | None,
     fetch: Callable[
         [ClientSession, types.PaginatedRequestParams | None], Coroutine[Any, Any, _Page]
     ],
 ) -> list[_Page]:
-    """Every page of a paginated list, with the same page cap and repeated-cursor check as
-    ``list_tools``: a server that loops its cursors gets an error, not an endless loop."""
+    """Every page of a paginated list (``tools/list`` and the resource and prompt lists), with a
+    page cap and a repeated-cursor check: a server that loops its cursors gets an error, not an
+    endless loop. ``capability`` (when given) must be declared by the server."""
     pages: list[_Page] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -89,7 +91,8 @@ async def _paginate(
         params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
         async def page(s: ClientSession, p: types.PaginatedRequestParams | None = params) -> _Page:
-            _require(s, namespace, capability)
+            if capability is not None:
+                _require(s, namespace, capability)
             return await fetch(s, p)
 
         result = await request(what, page)
@@ -116,7 +119,7 @@ async def list_resources(request: Requester, namespace: str) -> list[McpResource
     ) -> types.ListResourcesResult:
         return await s.list_resources(params=p)
 
-    pages = await _paginate(request, namespace, "resources/list", "resources", fetch)
+    pages = await paginate(request, namespace, "resources/list", "resources", fetch)
     return [resource_from_sdk(r) for page in pages for r in page.resources]
 
 
@@ -128,7 +131,7 @@ async def list_resource_templates(request: Requester, namespace: str) -> list[Mc
     ) -> types.ListResourceTemplatesResult:
         return await s.list_resource_templates(params=p)
 
-    pages = await _paginate(request, namespace, "resources/templates/list", "resources", fetch)
+    pages = await paginate(request, namespace, "resources/templates/list", "resources", fetch)
     return [resource_template_from_sdk(t) for page in pages for t in page.resource_templates]
 
 
@@ -150,7 +153,7 @@ async def list_prompts(request: Requester, namespace: str) -> list[McpPrompt]:
     ) -> types.ListPromptsResult:
         return await s.list_prompts(params=p)
 
-    pages = await _paginate(request, namespace, "prompts/list", "prompts", fetch)
+    pages = await paginate(request, namespace, "prompts/list", "prompts", fetch)
     return [prompt_from_sdk(p) for page in pages for p in page.prompts]
 
 

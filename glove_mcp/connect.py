@@ -51,9 +51,6 @@ from glove_mcp._session import ProtocolChoice
 from glove_mcp._tasks import TaskPolicy, wants_task
 from glove_mcp._tool_filter import ToolFilter, include_tool
 from glove_mcp.elicitation import OnElicitation
-from glove_mcp.errors import (
-    McpProtocolError,
-)
 from glove_mcp.types import McpCallResult, McpTool
 
 __all__ = [
@@ -68,8 +65,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-_MAX_PAGES = 1000
 
 
 class McpServerConnection(RecoveringConnection):
@@ -116,30 +111,14 @@ class McpServerConnection(RecoveringConnection):
         Raises:
             McpConnectionError, McpAuthExpiredError, McpProtocolError, McpStateError.
         """
-        tools: list[types.Tool] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(_MAX_PAGES):
-            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
 
-            async def page(
-                s: ClientSession, p: types.PaginatedRequestParams | None = params
-            ) -> types.ListToolsResult:
-                return await s.list_tools(params=p)
+        async def fetch(
+            s: ClientSession, p: types.PaginatedRequestParams | None
+        ) -> types.ListToolsResult:
+            return await s.list_tools(params=p)
 
-            result = await self._request("tools/list", page)
-            tools.extend(result.tools)
-            cursor = result.next_cursor
-            if not cursor:
-                break
-            if cursor in seen:
-                raise McpProtocolError(
-                    self.namespace,
-                    "tools/list",
-                    types.INVALID_REQUEST,
-                    f"the server repeated the pagination cursor {cursor!r}",
-                )
-            seen.add(cursor)
+        pages = await _resources.paginate(self._request, self.namespace, "tools/list", None, fetch)
+        tools = [t for page in pages for t in page.tools]
         offered = [tool_from_sdk(t) for t in tools]
         self._task_support = {t.name: t.task_support for t in offered}
         return [

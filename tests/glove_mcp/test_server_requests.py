@@ -14,6 +14,7 @@ import pytest
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
+from glove_mcp._mount_options import check_allow_sampling, may_sample
 from glove_mcp._server_requests import LogGate, ProgressGate, roots_from
 from glove_mcp.events import McpListChanged, McpLog, McpProgress
 from glove_mcp.testing import serve
@@ -238,3 +239,22 @@ async def test_roots_are_file_uris_named_after_their_last_part(tmp_path: Any) ->
         return ["file:///x"]
 
     assert [str(r.uri) for r in await roots_from(later)] == ["file:///x"]
+
+
+def test_allow_sampling_refuses_what_cannot_be_meant() -> None:
+    entries = [McpCatalogueEntry(id="probe", name="P", description="d", url="http://x/mcp")]
+    with pytest.raises(TypeError, match=r"allow_sampling=\['probe'\]"):
+        check_allow_sampling("probe", entries)
+    with pytest.raises(ValueError, match="not in the catalogue: nope"):
+        check_allow_sampling(["nope"], entries)
+    check_allow_sampling(["probe"], entries)
+    check_allow_sampling(True, entries)
+
+
+def test_an_entry_decides_over_the_mount_whether_it_may_sample() -> None:
+    plain = McpCatalogueEntry(id="a", name="A", description="d", url="http://x/mcp")
+    refused = plain.model_copy(update={"allow_sampling": False})
+    allowed = plain.model_copy(update={"allow_sampling": True})
+    assert may_sample(plain, True) and may_sample(plain, ["a"]) and not may_sample(plain, False)
+    assert not may_sample(refused, True)
+    assert may_sample(allowed, False)
