@@ -4,9 +4,12 @@ The listener is a minimal HTTP/1.1 server on 127.0.0.1 written on asyncio stream
 one path for one browser redirect, which needs no ASGI server (uvicorn is a dependency, for
 ``glove-mcp serve`` and the test servers, but not used here). It is bound before client
 registration, because its redirect URI goes into the registration. It answers every request
-with a small HTML page and settles one future with the first decisive callback: a code with
-the expected ``state``, an ``error=``, or a ``state`` mismatch. Paste-back feeds
-the same future from a line typed on stdin.
+with a small HTML page and settles one future with the first callback that carries this
+login's ``state``: a code, or an ``error=``. A callback with another ``state``, or none, is
+answered 400 and ignored: the listener's port is fixed and known, so any web page the person
+visits can send the browser to it, and such a request must not end (or decide) the login.
+Paste-back feeds the same future from a line typed on stdin; a pasted URL with the wrong
+``state`` does end the login, since the person chose to paste it.
 """
 
 from __future__ import annotations
@@ -147,12 +150,30 @@ class CallbackReceiver:
             params = {"code": [text], "state": [self._expected_state or ""]}
         self._settle(params)
 
-    def _settle(self, params: dict[str, list[str]]) -> tuple[int, str, str]:
-        """Decide on a callback's parameters; returns (status, title, text) for the page."""
+    def _settle(
+        self, params: dict[str, list[str]], *, from_browser: bool = False
+    ) -> tuple[int, str, str]:
+        """Decide on a callback's parameters; returns (status, title, text) for the page.
+
+        ``from_browser``: the parameters came by HTTP, from whoever reached the port; one that
+        is not for this login is ignored instead of ending it.
+        """
         future = self.result
         verdict = _decide(params, self._expected_state)
         if verdict is None:
             return 400, "Not a callback", "This request carried neither a code nor an error."
+        if from_browser and (
+            self._expected_state is None or isinstance(verdict, OAuthStateMismatchError)
+        ):
+            logger.warning(
+                "ignored a request to the OAuth callback listener that is not for the login "
+                "in progress (wrong or missing state); still waiting for the real one"
+            )
+            return (
+                400,
+                "Not this login's callback",
+                "This request does not belong to the login in progress and was ignored.",
+            )
         if not future.done():
             if isinstance(verdict, OAuthFlowError):
                 future.set_exception(verdict)
@@ -178,7 +199,7 @@ class CallbackReceiver:
             if method != "GET" or url.path != self.path:
                 response = _page(404, "Not found", "This is the OAuth callback listener.")
             else:
-                response = _page(*self._settle(parse_qs(url.query)))
+                response = _page(*self._settle(parse_qs(url.query), from_browser=True))
         except ValueError:
             response = _page(400, "Bad request", "Malformed request.")
         try:

@@ -33,6 +33,7 @@ from glove_mcp.errors import (
     OAuthVerifyError,
 )
 from glove_mcp.oauth._callback import CallbackReceiver, read_line_in_thread
+from glove_mcp.oauth._redirect import listen_address
 from glove_mcp.oauth.provider import Authorizer, McpOAuthProvider
 from glove_mcp.oauth.state import (
     OAuthClientInfo,
@@ -93,7 +94,7 @@ async def run_mcp_oauth(
     store: OAuthStore,
     key: str,
     client_info: Mapping[str, Any] | None = None,
-    port: int = 53683,
+    port: int | None = None,
     redirect_url: str | None = None,
     pre_registered_client: OAuthClientInformationFull | Mapping[str, Any] | None = None,
     scope: str | None = None,
@@ -125,9 +126,14 @@ async def run_mcp_oauth(
         store: where client information and tokens are saved.
         key: the store key (e.g. the catalogue entry id).
         client_info: registration metadata (``client_name``, ``client_uri``, …).
-        port: the loopback port of the callback listener (0 picks a free one).
-        redirect_url: the redirect URL to register, if not ``http://127.0.0.1:<port>/callback``
-            (its path is served by the listener).
+        port: the loopback port of the callback listener (0 picks a free one). By default
+            the port of ``redirect_url``, else 53683; a ``port`` that disagrees with the
+            port ``redirect_url`` names raises ``ValueError``.
+        redirect_url: the redirect URL to register, if not ``http://127.0.0.1:<port>/callback``.
+            A loopback URL (``http://127.0.0.1:PORT/path``, ``localhost``, ``[::1]``) is
+            served by the listener on its port and path; on another host (a hosted page that
+            shows the code) no callback can arrive, so the redirected URL is read from stdin
+            even when a browser was opened.
         pre_registered_client: a client registered out of band (``client_id``, optional
             ``client_secret`` and ``token_endpoint_auth_method``); skips registration.
         scope: scopes to request, space separated (otherwise those the server's 401 names,
@@ -151,6 +157,7 @@ async def run_mcp_oauth(
         The outcome.
 
     Raises:
+        ValueError: ``redirect_url`` and ``port`` disagree, or ``redirect_url`` is unusable.
         OAuthFlowError: the login did not complete (denied, state mismatch, timeout, wrong
             issuer, registration refused, the server needs no login, …).
         OAuthVerifyError: the login worked but the verify call failed.
@@ -163,21 +170,29 @@ async def run_mcp_oauth(
         if on_progress is not None:
             on_progress(message)
 
+    address = listen_address(redirect_url, port)
     already = await _try_stored(server_url, store, key, verify, progress)
     if already is not None:
         return already
 
     receiver: CallbackReceiver | None = None
+    bound = address.port
     if authorize is None:
-        path = urlparse(redirect_url).path if redirect_url else "/callback"
-        receiver = CallbackReceiver("127.0.0.1", port, path)
+        receiver = CallbackReceiver(address.host, address.port, address.path)
         # Bound before registration: the redirect URI (with the real port) goes into it.
-        port = await receiver.start()
-        progress(f"listening for the OAuth callback on 127.0.0.1:{port}")
+        bound = await receiver.start()
+        if address.reachable:
+            progress(f"listening for the OAuth callback on {address.host}:{bound}")
     try:
-        redirect = redirect_url or f"http://127.0.0.1:{port}/callback"
+        redirect = redirect_url or f"http://127.0.0.1:{bound}/callback"
         approve = authorize or _interactive(
-            receiver, redirect, timeout, open_browser, on_authorize_url, progress
+            receiver,
+            redirect,
+            timeout,
+            open_browser,
+            on_authorize_url,
+            progress,
+            paste_always=not address.reachable,
         )
 
         async def announced(url: str) -> str:
@@ -228,15 +243,18 @@ def _interactive(
     open_browser: bool,
     on_authorize_url: Callable[[str], object] | None,
     progress: Callable[[str], None],
+    *,
+    paste_always: bool,
 ) -> Authorizer:
     """The authorizer of a person at a terminal: the browser (or the printed URL), then the
-    loopback listener (or paste-back on stdin)."""
+    loopback listener (or paste-back on stdin). ``paste_always``: the redirect cannot reach
+    the listener, so stdin is read even after a browser opened."""
     assert receiver is not None
     headless = not open_browser or not _has_display()
 
     async def approve(url: str) -> str:
         receiver.expect_state(_query_value(url, "state"))
-        await _present_url(url, headless, receiver, on_authorize_url, progress)
+        await _present_url(url, headless, receiver, on_authorize_url, progress, paste_always)
         result = await asyncio.shield(receiver.result)
         query = {"code": result.code, "state": result.state or ""}
         if result.iss is not None:
@@ -367,15 +385,17 @@ async def _present_url(
     receiver: CallbackReceiver,
     on_authorize_url: Callable[[str], object] | None,
     progress: Callable[[str], None],
+    paste_always: bool,
 ) -> None:
     if on_authorize_url is not None:
         on_authorize_url(url)
     if not headless:
         opened = await asyncio.to_thread(webbrowser.open, url)
-        if opened:
+        if opened and not paste_always:
             progress("opened the authorization page in the browser")
             return
-        progress("could not open a browser; falling back to paste-back")
+        if not opened:
+            progress("could not open a browser; falling back to paste-back")
     if on_authorize_url is None:
         # The one place library code writes to the terminal: a headless login must show
         # the URL to the person at the keyboard.
