@@ -1,4 +1,5 @@
-"""``glove-mcp auth`` and ``logout``: logins kept in the command's token store."""
+"""``glove-mcp auth`` and ``logout``: logins kept in the command's token store; a logout
+revokes the tokens at the authorization server before deleting them."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import os
 from glove_mcp._cli_config import load_catalogue, open_token_store
 from glove_mcp._cli_errors import CliError
 from glove_mcp.catalogue import McpCatalogueEntry
-from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError
-from glove_mcp.oauth import run_mcp_oauth
+from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
+from glove_mcp.oauth import OAuthTokenSource, run_mcp_oauth
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -80,6 +81,29 @@ async def auth(args: argparse.Namespace) -> int:
 async def logout(args: argparse.Namespace) -> int:
     entry = entry_named(load_catalogue(args.catalogue), args.id)
     store = open_token_store(args.store)
+    if args.local_only:
+        await store.delete(entry.id)
+        print(f"{entry.id}: logged out (tokens deleted here, not revoked at the server)")
+        return 0
+    # Revoked first, deleted after: a token deleted here but still valid at the server is
+    # a login the person believes is gone.
+    try:
+        outcome = await OAuthTokenSource(store, entry.id, entry.url).revoke()
+    except OAuthRevocationError as exc:
+        raise CliError(
+            f"{entry.id}: {exc.reason} at {exc.endpoint}: the tokens were not revoked and are "
+            f"kept; run `glove-mcp logout {entry.id}` again, or `glove-mcp logout {entry.id} "
+            "--local-only` to delete them here anyway"
+        ) from None
     await store.delete(entry.id)
-    print(f"{entry.id}: logged out (tokens deleted)")
+    if outcome == "revoked":
+        print(f"{entry.id}: logged out (tokens revoked at the server and deleted)")
+    elif outcome == "no_revocation_endpoint":
+        print(
+            f"{entry.id}: logged out (tokens deleted; the server offers no revocation, so "
+            "they stay valid there until they expire: remove the app's access in the "
+            "provider's account settings to end them now)"
+        )
+    else:
+        print(f"{entry.id}: not logged in (no tokens stored)")
     return 0

@@ -91,8 +91,15 @@ def _parser() -> argparse.ArgumentParser:
     catalogue_and_store(status)
     status.set_defaults(run="_cli_status:status")
 
-    logout = commands.add_parser("logout", help="delete the stored tokens of a server")
+    logout = commands.add_parser(
+        "logout", help="revoke a server's tokens at its authorization server, then delete them"
+    )
     logout.add_argument("id", help="the catalogue id")
+    logout.add_argument(
+        "--local-only",
+        action="store_true",
+        help="delete the stored tokens without revoking them (e.g. the server is gone)",
+    )
     catalogue_and_store(logout)
     logout.set_defaults(run="_cli_login:logout")
 

@@ -24,6 +24,7 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
         ├── OAuthLoginRequiredError  no usable tokens: run the login command again
         │   └── OAuthRefreshRejectedError  the server refused the refresh token
         ├── OAuthRefreshError        refresh failed for a passing reason (network, 5xx): retry
+        ├── OAuthRevocationError     the authorization server did not revoke the tokens
         ├── OAuthFlowError           the interactive login did not complete
         │   ├── OAuthAuthorizationDeniedError  consent refused (the callback had error=)
         │   ├── OAuthStateMismatchError  the callback's state is not the one we sent
@@ -61,6 +62,7 @@ __all__ = [
     "OAuthLoginRequiredError",
     "OAuthRefreshError",
     "OAuthRefreshRejectedError",
+    "OAuthRevocationError",
     "OAuthStateMismatchError",
     "OAuthStoreCorruptError",
     "OAuthStoreError",
@@ -293,6 +295,29 @@ class OAuthRefreshError(OAuthError):
 
     The stored tokens are left untouched; retry later.
     """
+
+
+class OAuthRevocationError(OAuthError):
+    """The authorization server did not confirm the revocation of a key's tokens (RFC 7009).
+
+    The tokens may still work at the server; they are left in the store, so revoking can be
+    tried again.
+
+    Attributes:
+        key: the store key.
+        endpoint: the revocation endpoint.
+        reason: what went wrong (an HTTP status and OAuth error, or a network error's kind).
+    """
+
+    def __init__(self, key: str, endpoint: str, reason: str) -> None:
+        self.key = key
+        self.endpoint = endpoint
+        self.reason = reason
+        super().__init__(
+            f"revoking the tokens of {key!r} at {endpoint} failed ({reason}); they may still "
+            "work at the server and are kept in the store: try again, or revoke the app's "
+            "access in the provider's account settings"
+        )
 
 
 class OAuthFlowError(OAuthError):

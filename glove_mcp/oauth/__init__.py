@@ -27,6 +27,7 @@ from glove_mcp.oauth.store import LockingOAuthStore as LockingOAuthStore
 from glove_mcp.oauth.store import MemoryOAuthStore as MemoryOAuthStore
 from glove_mcp.oauth.store import OAuthStore as OAuthStore
 from glove_mcp.oauth.token_source import OAuthTokenSource as OAuthTokenSource
+from glove_mcp.oauth.token_source import RevocationOutcome as RevocationOutcome
 
 __all__ = [
     "MCP_DEFAULT_CLIENT_INFO",
@@ -41,6 +42,7 @@ __all__ = [
     "OAuthState",
     "OAuthStore",
     "OAuthTokenSource",
+    "RevocationOutcome",
     "StoredTokens",
     "VerifyToolCall",
     "build_client_metadata",

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Literal
 from urllib.parse import urljoin, urlparse
 
 import httpx2
@@ -26,17 +27,23 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
     OAuthRefreshError,
     OAuthRefreshRejectedError,
+    OAuthRevocationError,
 )
 from glove_mcp.oauth.provider import StoreTokenStorage
 from glove_mcp.oauth.state import OAuthState, StoredTokens
 from glove_mcp.oauth.store import LockingOAuthStore, OAuthStore
 
-__all__ = ["OAuthTokenSource", "default_login_command"]
+__all__ = ["OAuthTokenSource", "RevocationOutcome", "default_login_command"]
 
 logger = logging.getLogger(__name__)
 
 # Token-endpoint errors that mean "this refresh token will never work again".
 _REJECTED = {"invalid_grant", "invalid_client", "unauthorized_client", "invalid_scope"}
+
+RevocationOutcome = Literal["revoked", "no_revocation_endpoint", "no_tokens"]
+"""What ``OAuthTokenSource.revoke`` did: revoked the tokens at the authorization server; found
+no revocation endpoint (the server advertises none, so the tokens stay valid there until they
+expire); or found no tokens to revoke."""
 
 
 def default_login_command(key: str, server_url: str | None) -> str:
@@ -144,6 +151,55 @@ class OAuthTokenSource:
             token = state.tokens.access_token.get_secret_value()
         self._rejected.add(_digest(token))
 
+    async def revoke(self) -> RevocationOutcome:
+        """Revoke the stored tokens at the authorization server (RFC 7009).
+
+        The refresh token goes first (revoking it also ends the access tokens of its grant,
+        on servers that follow RFC 7009 section 2.1), then the access token. The store is not
+        changed: delete the key afterwards to log out (``glove-mcp logout`` does both). A
+        server that cannot revoke access tokens (``unsupported_token_type``) is not an error
+        once the refresh token is revoked.
+
+        Returns:
+            ``"revoked"``, ``"no_revocation_endpoint"`` (the authorization server advertised
+            none at login) or ``"no_tokens"``.
+
+        Raises:
+            OAuthRevocationError: the server refused or could not be reached; the tokens may
+                still work.
+        """
+        async with self._task_lock, self._store_lock():
+            state = await self.store.get(self.key)
+            if state is None or state.tokens is None:
+                return "no_tokens"
+            url = state.revocation_endpoint
+            if url is None or state.client is None:
+                return "no_revocation_endpoint"
+            tokens = state.tokens
+            pending = [("access_token", tokens.access_token.get_secret_value())]
+            if tokens.refresh_token is not None:
+                pending.insert(0, ("refresh_token", tokens.refresh_token.get_secret_value()))
+            for hint, token in pending:
+                data = {"token": token, "token_type_hint": hint}
+                if state.client.client_secret is None:
+                    # A public client's empty secret (RFC 6749 2.3.1 lets it be sent or
+                    # omitted): the mcp SDK's revocation endpoint requires the field.
+                    data["client_secret"] = ""
+                try:
+                    response = await self._post_as_client(state, url, data)
+                except httpx2.HTTPError as exc:
+                    raise OAuthRevocationError(self.key, url, type(exc).__name__) from None
+                if response.status_code == 200:
+                    continue
+                error, _ = _oauth_error(response)
+                grant_revoked = hint == "access_token" and len(pending) > 1
+                if error == "unsupported_token_type" and grant_revoked:
+                    continue
+                reason = f"HTTP {response.status_code}" + (f" {error}" if error else "")
+                raise OAuthRevocationError(self.key, url, reason)
+            logger.debug("revoked the OAuth tokens of key %r at %s", self.key, url)
+            return "revoked"
+
     async def state(self) -> OAuthState | None:
         """The stored state for this key (secrets masked in its repr)."""
         return await self.store.get(self.key)
@@ -211,8 +267,32 @@ class OAuthTokenSource:
                 self.key, self.login_command, "no registered OAuth client is stored"
             )
         url = self._token_endpoint(state)
+        data = {
+            "grant_type": "refresh_token",
+            "refresh_token": tokens.refresh_token.get_secret_value(),
+        }
+        if state.resource:
+            data["resource"] = state.resource  # RFC 8707: keep the token bound to the server
+        logger.debug("refreshing OAuth access token for key %r at %s", self.key, url)
+        self.refresh_count += 1
+        issued_at = time.time()
+        try:
+            response = await self._post_as_client(state, url, data)
+        except httpx2.HTTPError as exc:
+            raise OAuthRefreshError(
+                f"token refresh for {self.key!r} at {url} failed: {type(exc).__name__}; "
+                "the stored tokens are unchanged, try again"
+            ) from None
+        return self._handle_response(response, url, tokens, issued_at)
+
+    async def _post_as_client(
+        self, state: OAuthState, url: str, data: dict[str, str]
+    ) -> httpx2.Response:
+        """POST a form to an authorization server endpoint, authenticated as the registered
+        client the way its token endpoint expects (none / client_secret_basic / _post)."""
+        assert state.client is not None
         server_url = state.server_url or self.server_url or url
-        # Client authentication (none / client_secret_basic / client_secret_post) is the SDK's.
+        # Client authentication is the SDK's.
         context = OAuthContext(
             server_url=server_url,
             client_metadata=OAuthClientMetadata(
@@ -223,31 +303,14 @@ class OAuthTokenSource:
             callback_handler=None,
             client_info=state.client.to_sdk(),
         )
-        data = {
-            "grant_type": "refresh_token",
-            "refresh_token": tokens.refresh_token.get_secret_value(),
-            "client_id": state.client.client_id,
-        }
-        if state.resource:
-            data["resource"] = state.resource  # RFC 8707: keep the token bound to the server
-        data, headers = context.prepare_token_auth(
-            data, {"Content-Type": "application/x-www-form-urlencoded"}
+        form, headers = context.prepare_token_auth(
+            {**data, "client_id": state.client.client_id},
+            {"Content-Type": "application/x-www-form-urlencoded"},
         )
-        logger.debug("refreshing OAuth access token for key %r at %s", self.key, url)
-        self.refresh_count += 1
-        issued_at = time.time()
-        try:
-            if self._http_client is not None:
-                response = await self._http_client.post(url, data=data, headers=headers)
-            else:
-                async with httpx2.AsyncClient(timeout=30.0) as client:
-                    response = await client.post(url, data=data, headers=headers)
-        except httpx2.HTTPError as exc:
-            raise OAuthRefreshError(
-                f"token refresh for {self.key!r} at {url} failed: {type(exc).__name__}; "
-                "the stored tokens are unchanged, try again"
-            ) from None
-        return self._handle_response(response, url, tokens, issued_at)
+        if self._http_client is not None:
+            return await self._http_client.post(url, data=form, headers=headers)
+        async with httpx2.AsyncClient(timeout=30.0) as client:
+            return await client.post(url, data=form, headers=headers)
 
     def _handle_response(
         self, response: httpx2.Response, url: str, old: StoredTokens, issued_at: float
