@@ -10,15 +10,13 @@ import webbrowser
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import parse_qs, urlparse
 
-import httpx2
 import pytest
 
 from glove_mcp.errors import (
     OAuthAuthorizationDeniedError,
     OAuthCallbackTimeoutError,
-    OAuthStateMismatchError,
 )
 from glove_mcp.oauth import (
     FsOAuthStore,
