@@ -22,6 +22,9 @@ from pathlib import Path
 
 import filelock
 
+from glove_mcp.errors import OAuthStoreError
+from glove_mcp.oauth._private_files import make_private_dirs
+
 __all__ = ["FileLock"]
 
 _FIRST_RETRY = 0.002
@@ -29,7 +32,7 @@ _LONGEST_RETRY = 0.05
 
 
 def _try_lock(lock: filelock.BaseFileLock, path: Path) -> bool:
-    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    make_private_dirs(path.parent)
     try:
         lock.acquire(timeout=0)
     except filelock.Timeout:
@@ -71,6 +74,11 @@ class FileLock:
             except asyncio.CancelledError:
                 attempt.add_done_callback(self._release_when_taken)
                 raise
+            except OSError as exc:
+                raise OAuthStoreError(
+                    f"cannot take the lock file {self.path}: {exc.strerror or exc} "
+                    f"(errno {exc.errno}); nothing was written"
+                ) from exc
             await asyncio.sleep(delay)
             delay = min(delay * 2, _LONGEST_RETRY)
 

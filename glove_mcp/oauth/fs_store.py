@@ -6,7 +6,10 @@ File format (version 1)::
 
 Writes are atomic (a unique temporary file in the same directory, fsync, rename, fsync of the
 directory) and serialised across processes by an ``flock`` on ``<path>.lock``. A corrupt file,
-or one written in a newer format, raises a typed error and is never overwritten.
+or one written in a newer format, raises a typed error and is never overwritten. A write that
+fails (a full disk, a file size limit) raises ``OAuthStoreError`` and leaves the file as it
+was; a writer killed mid-write leaves a temporary file (mode 0600) that the next write
+removes. New folders are made with mode 0700, the file with 0600.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pydantic import ValidationError
 
 from glove_mcp.errors import OAuthStoreCorruptError, OAuthStoreError, OAuthStoreVersionError
 from glove_mcp.oauth._filelock import FileLock
+from glove_mcp.oauth._private_files import make_private_dirs, remove_leftovers
 from glove_mcp.oauth.state import OAuthState, state_from_json, state_to_json
 
 __all__ = ["FsOAuthStore"]
@@ -36,8 +40,8 @@ class FsOAuthStore:
     """An ``OAuthStore`` in a JSON file readable only by its owner.
 
     Args:
-        path: the JSON file (created on first write, with its parent directories, mode 0700
-            for new directories). A sibling ``<path>.lock`` file holds the cross-process lock.
+        path: the JSON file (created on first write, mode 0600, with each missing parent
+            folder, mode 0700). A sibling ``<path>.lock`` file holds the cross-process lock.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -133,14 +137,26 @@ class FsOAuthStore:
         self._write_entries({})
 
     def _write_entries(self, entries: dict[str, Any]) -> None:
+        try:
+            self._replace_file(entries)
+        except OSError as exc:
+            raise OAuthStoreError(
+                f"cannot write OAuth store file {self.path}: {exc.strerror or exc} "
+                f"(errno {exc.errno}); the file is unchanged"
+            ) from exc
+
+    def _replace_file(self, entries: dict[str, Any]) -> None:
         directory = self.path.parent
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        make_private_dirs(directory)
+        prefix, suffix = f".{self.path.name}.", ".tmp"
+        # Under the lock every writer holds, any temporary file is a dead writer's.
+        remove_leftovers(directory, prefix, suffix)
         body = json.dumps(
             {"format": _FORMAT, "version": _VERSION, "entries": entries}, indent=2, sort_keys=True
         )
         # mkstemp creates the file with mode 0600 and a unique name, so concurrent writers
         # (or a crashed one's leftovers) never collide.
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=directory)
+        fd, tmp_name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=directory)
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(body)
