@@ -15,10 +15,11 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import html
+import json
 import logging
 import re
 import time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -40,8 +41,11 @@ __all__ = [
     "EventHub",
     "EventPolicy",
     "EventsConfig",
+    "batch_already_saved",
+    "batch_message_id",
     "default_event_policy",
     "format_events",
+    "legacy_batch_message_id",
 ]
 
 logger = logging.getLogger(__name__)
@@ -112,9 +116,46 @@ def format_events(events: Sequence[OutsideEvent]) -> Message:
 
 
 def batch_message_id(events: Sequence[OutsideEvent]) -> str:
-    """A message id derived from the event ids, so a batch is never saved twice."""
+    """A message id derived from the event ids, so a batch is never saved twice.
+
+    The ids are hashed as a JSON list, which tells ``["a\x1fb"]`` from ``["a", "b"]``: any
+    string may be an event id, so a separator-joined list would let one event's id claim
+    another batch's message (issue 16, item 16).
+    """
+    encoded = json.dumps([e.id for e in events], ensure_ascii=False)
+    digest = hashlib.sha256(encoded.encode()).hexdigest()[:32]
+    return f"msg_events_{digest}"
+
+
+def legacy_batch_message_id(events: Sequence[OutsideEvent]) -> str:
+    """The id glove used for a batch before ``batch_message_id`` hashed a JSON list: ids
+    joined by U+001F. Not injective, so it only counts together with the message's text (see
+    ``batch_already_saved``)."""
     digest = hashlib.sha256("\x1f".join(e.id for e in events).encode()).hexdigest()[:32]
     return f"msg_events_{digest}"
+
+
+def batch_already_saved(
+    batch: Message, events: Sequence[OutsideEvent], saved: Iterable[Message]
+) -> bool:
+    """Whether ``batch`` (the message for ``events``) is already among ``saved``.
+
+    A process that died between saving a batch and marking its events injected leaves the
+    events pending and the message saved; delivering them again would show them twice. A
+    message saved by an older glove has the legacy id; since that id is not injective, it
+    counts only when the saved message also reads exactly like this batch, so an event whose
+    id contains U+001F cannot hide later events.
+    """
+    legacy = legacy_batch_message_id(events)
+    for message in saved:
+        if message.id == batch.id:
+            return True
+        if message.id == legacy and (message.text, message.content) == (
+            batch.text,
+            batch.content,
+        ):
+            return True
+    return False
 
 
 @dataclass(frozen=True)
