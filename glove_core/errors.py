@@ -29,6 +29,7 @@ Failures the *model* can act on never raise: they become tool results with
         ├── StoreCorruptError      the file is not a SQLite database, or is damaged
         ├── StoreVersionError      the file was written by a newer glove (newer schema)
         ├── StoreNotFoundError     no store file at the path (outside-process helpers)
+        ├── ConversationLockedError  another process kept the conversation's turn too long
         └── InboxItemError         an inbox item is unknown, ambiguous or not pending
 """
 
@@ -39,6 +40,7 @@ __all__ = [
     "ContextKeyConflictError",
     "ContextProviderError",
     "ContextWindowExceededError",
+    "ConversationLockedError",
     "DisplayError",
     "GloveError",
     "GloveStateError",
@@ -282,6 +284,30 @@ class StoreNotFoundError(StoreError):
         super().__init__(
             f"no glove store at {path!r}: check the path (it is created by the first "
             "SqliteStore that writes to it)"
+        )
+
+
+class ConversationLockedError(StoreError):
+    """A turn waited longer than the store's turn-lock timeout: another process (or another
+    store object) is running a turn of the same conversation.
+
+    Nothing was saved by the turn that gave up; the conversation is as the holder leaves it.
+
+    Attributes:
+        conversation_id: the conversation.
+        lock: where the lock lives (for ``SqliteStore``, the lock file).
+        waited: seconds waited.
+    """
+
+    def __init__(self, conversation_id: str, lock: str, waited: float) -> None:
+        self.conversation_id = conversation_id
+        self.lock = lock
+        self.waited = waited
+        super().__init__(
+            f"conversation {conversation_id!r} is in a turn held by another process (or another "
+            f"store object) on the same store; gave up after waiting {waited:g} s for its lock "
+            f"({lock}). Retry when that turn ends, or give the store a larger "
+            "turn_lock_timeout= (None waits as long as it takes)."
         )
 
 

@@ -48,7 +48,7 @@ from glove_core.loop import (
 )
 from glove_core.models.base import ModelAdapter
 from glove_core.resources import AsyncResource
-from glove_core.stores.base import StoreAdapter
+from glove_core.stores.base import StoreAdapter, TurnLockStore
 from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
 from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
@@ -108,7 +108,10 @@ class Glove(AsyncResource):
         self._subagents = SubAgentRegistry(self._subscribers)
         self._tool_sources = ToolSources(self._folded, self._subagents)
         self._built = False
-        self._turns = Turns()
+        # Turns of one conversation never overlap, in this process or (through the store's
+        # turn lock, when it has one) in any other.
+        hold = self._store.turn_lock if isinstance(self._store, TurnLockStore) else None
+        self._turns = Turns(hold)
         self._context = ContextRegistry()
         self._context_items = ContextItemQueue()
         self._events = EventHub(
