@@ -23,6 +23,9 @@ Failures the *model* can act on never raise: they become tool results with
     ├── ContextProviderError       a runtime context provider failed; no model call was made
     ├── ContextItemError           a context item was refused (invalid, too large, not allowed)
     │   └── ContextKeyConflictError  a key was reused with different items
+    ├── EventRefusedError          emit_event refused an event; nothing was queued
+    │   ├── EventTooLargeError     the event is over EventsConfig.max_event_bytes (also ValueError)
+    │   └── EventQueueFullError    too many events already wait for the conversation
     ├── DisplayError               a display slot cannot be resolved
     │   └── SlotNotFoundError      no pending slot has that id
     └── StoreError                 a conversation store cannot be opened, read or written
@@ -42,6 +45,9 @@ __all__ = [
     "ContextWindowExceededError",
     "ConversationLockedError",
     "DisplayError",
+    "EventQueueFullError",
+    "EventRefusedError",
+    "EventTooLargeError",
     "GloveError",
     "GloveStateError",
     "InboxItemError",
@@ -348,4 +354,37 @@ class ContextKeyConflictError(ContextItemError):
         super().__init__(
             f"add_context key {key!r} was already used with different items; nothing was "
             "recorded. Retry with exactly the items first sent under that key, or use a new key."
+        )
+
+
+class EventRefusedError(GloveError):
+    """``emit_event`` refused an event; nothing was queued, so the sender may retry it."""
+
+
+class EventTooLargeError(EventRefusedError, ValueError):
+    """An event is larger than ``EventsConfig.max_event_bytes``."""
+
+    def __init__(self, event_id: str, size: int, limit: int) -> None:
+        self.event_id = event_id
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"event {event_id[:80]!r} is {size} bytes, over the {limit}-byte limit "
+            "(EventsConfig.max_event_bytes, counting id, source, kind and content); nothing was "
+            "queued. Send a short event that points to the data (a URL, a file, a record id) "
+            "instead of the data itself, or raise the limit."
+        )
+
+
+class EventQueueFullError(EventRefusedError):
+    """Too many events (or bytes of events) already wait for the conversation to take them."""
+
+    def __init__(self, event_id: str, what: str, limit: int, setting: str) -> None:
+        self.event_id = event_id
+        self.limit = limit
+        self.setting = setting
+        super().__init__(
+            f"event {event_id[:80]!r} was refused: {what} already wait for this conversation, "
+            f"at the limit of {limit} (EventsConfig.{setting}); nothing was queued. Retry after "
+            "the agent's next turn has taken them, or raise the limit."
         )
