@@ -38,6 +38,7 @@ from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
 from glove_core.stores.base import TaskStore as TaskStore
+from glove_core.stores.base import TurnLockStore as TurnLockStore
 from glove_core.stores.memory import MemoryStore as MemoryStore
 from glove_core.stores.sqlite import SqliteStore as SqliteStore
 from glove_core.subscribers import CacheCollapse as CacheCollapse
@@ -106,6 +107,7 @@ __all__ = [
     "ToolResult",
     "ToolResultData",
     "ToolSource",
+    "TurnLockStore",
     "Usage",
     "disable_tools",
     "enable_tools",

@@ -27,6 +27,7 @@ from glove_core.types import Message
 
 __all__ = [
     "MAX_CONTEXT_ITEM_BYTES",
+    "MAX_CONTEXT_PENDING_BYTES",
     "ContextItem",
     "ContextItemQueue",
     "ContextSource",
@@ -42,6 +43,10 @@ __all__ = [
 ]
 
 MAX_CONTEXT_ITEM_BYTES = 32 * 1024
+"""Bytes (as JSON) one context item may take."""
+MAX_CONTEXT_PENDING_BYTES = 256 * 1024
+"""Default bytes (as JSON) of the context items that may wait for the next model call, over
+one ``add_context`` call or several: they are saved as one message, so this bounds it."""
 ContextSource = Literal["app", "tool"]
 
 # Set while a tool body runs, so add_context knows a tool (not the app) is calling.
@@ -100,6 +105,11 @@ def enable_tools(names: Iterable[str]) -> ToolsItem:
     return ToolsItem(enable=list(names))
 
 
+def item_size(item: ContextItem) -> int:
+    """The bytes an item counts for the limits: its JSON in UTF-8."""
+    return len(item.model_dump_json().encode())
+
+
 def validate_items(items: object, source: ContextSource) -> list[ContextItem]:
     """Check items before anything is queued.
 
@@ -123,7 +133,7 @@ def validate_items(items: object, source: ContextSource) -> list[ContextItem]:
     if not checked:
         raise ContextItemError("add_context got no items; nothing was recorded")
     for item in checked:
-        size = len(item.model_dump_json().encode())
+        size = item_size(item)
         if size > MAX_CONTEXT_ITEM_BYTES:
             raise ContextItemError(
                 f"a {item.kind} item is {size} bytes, over the {MAX_CONTEXT_ITEM_BYTES}-byte "
@@ -147,12 +157,36 @@ def validate_items(items: object, source: ContextSource) -> list[ContextItem]:
 
 @dataclass
 class ContextItemQueue:
-    """Items waiting for the next model call, with per-key idempotency."""
+    """Items waiting for the next model call, with per-key idempotency.
 
+    Args:
+        max_pending_bytes: the most bytes (items as JSON) that may wait at once, over any
+            number of ``add`` calls; default ``MAX_CONTEXT_PENDING_BYTES`` (256 KiB).
+
+    Raises:
+        ValueError: ``max_pending_bytes`` is not a whole number of at least 1.
+    """
+
+    max_pending_bytes: int = MAX_CONTEXT_PENDING_BYTES
     pending: list[tuple[ContextSource, list[ContextItem]]] = field(default_factory=list)
     keys: dict[str, str] = field(default_factory=dict)
+    pending_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        limit = self.max_pending_bytes
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(
+                f"max_context_bytes must be a whole number of at least 1, got {limit!r}"
+            )
 
     def add(self, items: list[ContextItem], source: ContextSource, key: str | None) -> int:
+        """Queue checked items; 0 for a retry under a known key.
+
+        Raises:
+            ContextKeyConflictError: ``key`` was used with different items.
+            ContextItemError: the items would take the queue over ``max_pending_bytes``.
+        """
+        digest = None
         if key is not None:
             digest = hashlib.sha256(_ITEMS.dump_json(items)).hexdigest()
             known = self.keys.get(key)
@@ -160,8 +194,19 @@ class ContextItemQueue:
                 return 0
             if known is not None:
                 raise ContextKeyConflictError(key)
+        size = sum(item_size(item) for item in items)
+        if self.pending_bytes + size > self.max_pending_bytes:
+            waiting = f" and {self.pending_bytes} bytes already wait" if self.pending else ""
+            raise ContextItemError(
+                f"add_context got {len(items)} item(s) of {size} bytes{waiting}, over the "
+                f"{self.max_pending_bytes}-byte limit for context waiting for the next model "
+                "call (Glove(max_context_bytes=)); nothing was recorded. Send less, or keep the "
+                "bulk in a tool result or a file."
+            )
+        if key is not None and digest is not None:
             self.keys[key] = digest
         self.pending.append((source, items))
+        self.pending_bytes += size
         return len(items)
 
     def switched_off(self, saved: set[str]) -> set[str]:
@@ -180,6 +225,7 @@ class ContextItemQueue:
             return None
         blocks = [_render(source, items) for source, items in self.pending]
         self.pending.clear()
+        self.pending_bytes = 0
         return Message(sender="user", text="\n".join(blocks), framework_context="runtime")
 
 

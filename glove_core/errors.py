@@ -23,12 +23,16 @@ Failures the *model* can act on never raise: they become tool results with
     ├── ContextProviderError       a runtime context provider failed; no model call was made
     ├── ContextItemError           a context item was refused (invalid, too large, not allowed)
     │   └── ContextKeyConflictError  a key was reused with different items
+    ├── EventRefusedError          emit_event refused an event; nothing was queued
+    │   ├── EventTooLargeError     the event is over EventsConfig.max_event_bytes (also ValueError)
+    │   └── EventQueueFullError    too many events already wait for the conversation
     ├── DisplayError               a display slot cannot be resolved
     │   └── SlotNotFoundError      no pending slot has that id
     └── StoreError                 a conversation store cannot be opened, read or written
         ├── StoreCorruptError      the file is not a SQLite database, or is damaged
         ├── StoreVersionError      the file was written by a newer glove (newer schema)
         ├── StoreNotFoundError     no store file at the path (outside-process helpers)
+        ├── ConversationLockedError  another process kept the conversation's turn too long
         └── InboxItemError         an inbox item is unknown, ambiguous or not pending
 """
 
@@ -39,7 +43,11 @@ __all__ = [
     "ContextKeyConflictError",
     "ContextProviderError",
     "ContextWindowExceededError",
+    "ConversationLockedError",
     "DisplayError",
+    "EventQueueFullError",
+    "EventRefusedError",
+    "EventTooLargeError",
     "GloveError",
     "GloveStateError",
     "InboxItemError",
@@ -285,6 +293,30 @@ class StoreNotFoundError(StoreError):
         )
 
 
+class ConversationLockedError(StoreError):
+    """A turn waited longer than the store's turn-lock timeout: another process (or another
+    store object) is running a turn of the same conversation.
+
+    Nothing was saved by the turn that gave up; the conversation is as the holder leaves it.
+
+    Attributes:
+        conversation_id: the conversation.
+        lock: where the lock lives (for ``SqliteStore``, the lock file).
+        waited: seconds waited.
+    """
+
+    def __init__(self, conversation_id: str, lock: str, waited: float) -> None:
+        self.conversation_id = conversation_id
+        self.lock = lock
+        self.waited = waited
+        super().__init__(
+            f"conversation {conversation_id!r} is in a turn held by another process (or another "
+            f"store object) on the same store; gave up after waiting {waited:g} s for its lock "
+            f"({lock}). Retry when that turn ends, or give the store a larger "
+            "turn_lock_timeout= (None waits as long as it takes)."
+        )
+
+
 class InboxItemError(StoreError, LookupError):
     """An inbox item cannot be resolved: unknown id, ambiguous id, or not pending."""
 
@@ -322,4 +354,37 @@ class ContextKeyConflictError(ContextItemError):
         super().__init__(
             f"add_context key {key!r} was already used with different items; nothing was "
             "recorded. Retry with exactly the items first sent under that key, or use a new key."
+        )
+
+
+class EventRefusedError(GloveError):
+    """``emit_event`` refused an event; nothing was queued, so the sender may retry it."""
+
+
+class EventTooLargeError(EventRefusedError, ValueError):
+    """An event is larger than ``EventsConfig.max_event_bytes``."""
+
+    def __init__(self, event_id: str, size: int, limit: int) -> None:
+        self.event_id = event_id
+        self.size = size
+        self.limit = limit
+        super().__init__(
+            f"event {event_id[:80]!r} is {size} bytes, over the {limit}-byte limit "
+            "(EventsConfig.max_event_bytes, counting id, source, kind and content); nothing was "
+            "queued. Send a short event that points to the data (a URL, a file, a record id) "
+            "instead of the data itself, or raise the limit."
+        )
+
+
+class EventQueueFullError(EventRefusedError):
+    """Too many events (or bytes of events) already wait for the conversation to take them."""
+
+    def __init__(self, event_id: str, what: str, limit: int, setting: str) -> None:
+        self.event_id = event_id
+        self.limit = limit
+        self.setting = setting
+        super().__init__(
+            f"event {event_id[:80]!r} was refused: {what} already wait for this conversation, "
+            f"at the limit of {limit} (EventsConfig.{setting}); nothing was queued. Retry after "
+            "the agent's next turn has taken them, or raise the limit."
         )

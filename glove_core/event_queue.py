@@ -22,8 +22,10 @@ __all__ = [
     "EventQueue",
     "MemoryEventQueue",
     "OutsideEvent",
+    "SizedEventQueue",
     "SqliteEventQueue",
     "WhenIdle",
+    "pending_size",
 ]
 
 WhenIdle = Literal["auto", "wake", "defer"]
@@ -61,24 +63,49 @@ class EventQueue(Protocol):
         ...
 
 
+@runtime_checkable
+class SizedEventQueue(Protocol):
+    """Optional: an EventQueue that can say how much waits without loading the events."""
+
+    async def pending_size(self) -> tuple[int, int]:
+        """``(count, bytes)`` of the pending events, bytes as their JSON in UTF-8."""
+        ...
+
+
+async def pending_size(queue: EventQueue) -> tuple[int, int]:
+    """``(count, bytes)`` of the events pending in ``queue``, cheaply when it is sized."""
+    if isinstance(queue, SizedEventQueue):
+        return await queue.pending_size()
+    events = await queue.pending()
+    return len(events), sum(len(e.model_dump_json().encode()) for e in events)
+
+
 class MemoryEventQueue:
     """An in-process EventQueue."""
 
     def __init__(self) -> None:
         self._events: dict[str, OutsideEvent] = {}
+        self._sizes: dict[str, int] = {}  # of the pending events, so emit need not re-encode
         self._done: set[str] = set()
 
     async def add(self, event: OutsideEvent) -> bool:
         if event.id in self._events:
             return False
         self._events[event.id] = event
+        self._sizes[event.id] = len(event.model_dump_json().encode())
         return True
 
     async def pending(self) -> list[OutsideEvent]:
         return [e for i, e in self._events.items() if i not in self._done]
 
+    async def pending_size(self) -> tuple[int, int]:
+        """``(count, bytes)`` of the pending events."""
+        return len(self._sizes), sum(self._sizes.values())
+
     async def mark(self, ids: list[str], outcome: EventOutcome) -> None:
         self._done.update(ids)
+        for event_id in ids:
+            self._sizes.pop(event_id, None)
 
 
 _EVENTS_SCHEMA = SqliteSchema(
@@ -184,6 +211,19 @@ class SqliteEventQueue(AsyncResource):
 
         rows = await self._db.read(select)
         return [OutsideEvent.model_validate_json(row[0]) for row in rows]
+
+    async def pending_size(self) -> tuple[int, int]:
+        """``(count, bytes)`` of the pending events, without loading them."""
+
+        def select(conn: sqlite3.Connection) -> tuple[int, int]:
+            count, size = conn.execute(
+                "SELECT COUNT(*), COALESCE(SUM(LENGTH(CAST(payload AS BLOB))), 0) "
+                "FROM glove_events WHERE session_id = ? AND status = 'pending'",
+                (self._session_id,),
+            ).fetchone()
+            return int(count), int(size)
+
+        return await self._db.read(select)
 
     async def mark(self, ids: list[str], outcome: EventOutcome) -> None:
         """Record that these events were injected or dropped (all of them or none)."""

@@ -27,6 +27,7 @@ from glove_core.context import (
     ContextSnapshot,
 )
 from glove_core.context_items import (
+    MAX_CONTEXT_PENDING_BYTES,
     ContextItem,
     ContextItemQueue,
     ToolsItem,
@@ -48,7 +49,7 @@ from glove_core.loop import (
 )
 from glove_core.models.base import ModelAdapter
 from glove_core.resources import AsyncResource
-from glove_core.stores.base import StoreAdapter
+from glove_core.stores.base import StoreAdapter, TurnLockStore
 from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
 from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
@@ -74,6 +75,7 @@ class Glove(AsyncResource):
         max_turns: the most model calls one request may make.
         max_retries: how often a tool that raised is retried before its error is reported.
         events: how outside events are queued, woken on and formatted (``EventsConfig``).
+        max_context_bytes: bytes (as JSON) of ``add_context`` items waiting at once; 256 KiB.
 
     Example:
         >>> agent = Glove(model=ScriptedModel(["Hi!"]), system_prompt="Be brief.").build()
@@ -91,6 +93,7 @@ class Glove(AsyncResource):
         max_turns: int = 120,
         max_retries: int = 3,
         events: EventsConfig | None = None,
+        max_context_bytes: int = MAX_CONTEXT_PENDING_BYTES,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -108,9 +111,11 @@ class Glove(AsyncResource):
         self._subagents = SubAgentRegistry(self._subscribers)
         self._tool_sources = ToolSources(self._folded, self._subagents)
         self._built = False
-        self._turns = Turns()
+        # With the store's turn lock, turns never overlap across processes either.
+        hold = self._store.turn_lock if isinstance(self._store, TurnLockStore) else None
+        self._turns = Turns(hold)
         self._context = ContextRegistry()
-        self._context_items = ContextItemQueue()
+        self._context_items = ContextItemQueue(max_context_bytes)
         self._events = EventHub(
             events, publish=self._subscribers.publish, busy=self._turns.busy, wake=self._wake
         )
@@ -396,6 +401,10 @@ class Glove(AsyncResource):
         Returns:
             ``"queued"`` (a turn is running: joins at its next tool step), ``"woke"``,
             ``"deferred"``, ``"dropped"`` (already expired) or ``"duplicate"``.
+
+        Raises:
+            EventTooLargeError: over ``EventsConfig.max_event_bytes``; nothing was queued.
+            EventQueueFullError: the pending limits of ``EventsConfig`` are reached.
         """
         return await self._events.emit(id, source, kind, content, when_idle, expires_at)
 
@@ -432,7 +441,8 @@ class Glove(AsyncResource):
             How many items were recorded (0 for a retry).
 
         Raises:
-            ContextItemError: an item is invalid, over 32 KiB, or not allowed from a tool.
+            ContextItemError: an item is invalid, over 32 KiB, or not allowed from a tool; or
+                the items waiting would go over ``max_context_bytes``.
             ContextKeyConflictError: ``key`` was used before with different items.
         """
         source: Any = "tool" if current_tool_call.get() is not None else "app"

@@ -35,7 +35,7 @@ from glove_core.context import (
 from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
-from glove_core.events import EventHub
+from glove_core.events import EventHub, batch_already_saved
 from glove_core.models.base import ModelAdapter, ModelRequest
 from glove_core.result import RequestResult, StopReason
 from glove_core.stores.base import StoreAdapter
@@ -205,7 +205,7 @@ class _Run:
         hub = self.parts.events
         message = hub.message_for(events)
         # A crash between saving a batch and marking it injected must not save it twice.
-        if not any(m.id == message.id for m in (*self.saved_before, *self.added)):
+        if not batch_already_saved(message, events, (*self.saved_before, *self.added)):
             await self.save([message])
         await hub.mark_injected(events, where)
         return message

@@ -36,7 +36,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from glove_core import Glove, GloveError, SqliteStore
-from glove_core.errors import StoreNotFoundError
+from glove_core.errors import EventQueueFullError, EventTooLargeError, StoreNotFoundError
 from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
 from glove_core.types import new_id
 
@@ -243,14 +243,19 @@ class HeadlessServer:
         for name in ("id", "source", "kind", "content"):
             if not isinstance(body[name], str):
                 raise HTTPException(400, f"event field {name!r} must be a string")
-        disposition = await session.glove.emit_event(
-            id=body["id"],
-            source=body["source"],
-            kind=body["kind"],
-            content=body["content"],
-            when_idle=when_idle,
-            expires_at=expires_at,
-        )
+        try:
+            disposition = await session.glove.emit_event(
+                id=body["id"],
+                source=body["source"],
+                kind=body["kind"],
+                content=body["content"],
+                when_idle=when_idle,
+                expires_at=expires_at,
+            )
+        except EventTooLargeError as exc:
+            raise HTTPException(413, str(exc)) from None
+        except EventQueueFullError as exc:
+            raise HTTPException(429, str(exc)) from None  # the sender retries later
         return JSONResponse({"disposition": disposition})
 
     async def _message(self, request: Request) -> Response:

@@ -15,6 +15,9 @@ from glove_core.stores.base import (
 from glove_core.stores.base import (
     TaskStore as TaskStore,
 )
+from glove_core.stores.base import (
+    TurnLockStore as TurnLockStore,
+)
 from glove_core.stores.memory import MemoryStore as MemoryStore
 from glove_core.stores.memory import PlainMemoryStore as PlainMemoryStore
 from glove_core.stores.sqlite import SessionInfo as SessionInfo
@@ -30,4 +33,5 @@ __all__ = [
     "SqliteStore",
     "StoreAdapter",
     "TaskStore",
+    "TurnLockStore",
 ]

@@ -2,13 +2,16 @@
 
 ``StoreAdapter`` is required: messages and counters. The capability protocols are optional; a
 store that implements one switches the matching feature on (tasks → ``glove_update_tasks``,
-permissions → remembered answers, inbox → ``glove_post_to_inbox``).
+permissions → remembered answers, inbox → ``glove_post_to_inbox``, turn lock → turns of one
+conversation never overlap, even from several processes).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager
 from typing import Literal, Protocol, runtime_checkable
 
+from glove_core.abort import AbortSignal
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = [
@@ -17,6 +20,7 @@ __all__ = [
     "PermissionStore",
     "StoreAdapter",
     "TaskStore",
+    "TurnLockStore",
 ]
 
 PermissionStatus = Literal["granted", "denied"]
@@ -128,4 +132,36 @@ class InboxStore(Protocol):
 
     async def get_resolved_inbox_items(self) -> list[InboxItem]:
         """Items resolved but not yet shown to the agent."""
+        ...
+
+
+@runtime_checkable
+class TurnLockStore(Protocol):
+    """Optional: a per-conversation turn lock shared by every process using the store.
+
+    A Glove whose store implements it holds the lock for each whole turn — from before the
+    turn preparers and the repair of tool calls left unanswered, to after the last message of
+    the turn is saved — so two processes (or two store objects) on one conversation take turns
+    instead of interleaving their messages.
+
+    The contract, for any store that implements it:
+
+    - While one holder is inside ``turn_lock``, no other holder for the same conversation
+      enters it; different conversations never wait for each other.
+    - A holder that dies (crash, SIGKILL) releases the lock; the next turn finds the
+      conversation as the holder's last committed write left it and answers any tool calls
+      still open as interrupted.
+    - Waiting never blocks the event loop; ``signal`` aborts the wait (``AbortError``) and so
+      does cancelling the task. A wait longer than the store's timeout raises
+      ``ConversationLockedError``; nothing was saved by the turn that gave up.
+    - Not reentrant: a holder must not ask for the lock again before releasing it.
+    """
+
+    def turn_lock(self, signal: AbortSignal) -> AbstractAsyncContextManager[None]:
+        """Hold the conversation's turn lock while the ``async with`` block runs.
+
+        Raises:
+            ConversationLockedError: the lock stayed held elsewhere past the timeout.
+            AbortError: ``signal`` fired while waiting.
+        """
         ...

@@ -20,16 +20,19 @@ import asyncio
 import os
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, ClassVar
 
 from pydantic import TypeAdapter, ValidationError
 
+from glove_core.abort import AbortSignal
 from glove_core.errors import InboxItemError, StoreCorruptError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.stores import _sqlite_outside
 from glove_core.stores._sqlite_outside import SessionInfo
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
+from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT, lock_file_path, turn_lock
 from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
@@ -45,9 +48,16 @@ _TASKS = TypeAdapter(list[Task])
 class SqliteStore(AsyncResource):
     """A conversation kept in a SQLite file, with every optional capability.
 
-    Implements ``StoreAdapter`` and the task, permission and inbox capabilities. Use it as an
-    async context manager, or call ``aclose()`` when done; the file is created (and its schema
-    migrated) by the first call that needs it.
+    Implements ``StoreAdapter`` and the task, permission, inbox and turn-lock capabilities.
+    Use it as an async context manager, or call ``aclose()`` when done; the file is created
+    (and its schema migrated) by the first call that needs it.
+
+    Each write is atomic across processes; whole turns are too: a Glove on this store holds
+    the conversation's turn lock (``TurnLockStore``) for each turn, so Gloves in several
+    processes on one conversation take turns instead of interleaving tool calls and results.
+    The lock is an ``flock`` on ``<path>-turns/<session>.lock``, released by the kernel when
+    its holder dies; it holds for processes on one machine using the same file (see
+    ``glove_core.stores._turn_lock``).
 
     Args:
         path: the database file; created when missing. May be shared with other stores,
@@ -55,6 +65,9 @@ class SqliteStore(AsyncResource):
         session_id: the conversation's id within the file.
         busy_timeout: seconds a write waits for another connection's write to finish before
             raising ``StoreError``.
+        turn_lock_timeout: seconds a turn waits for a turn of the same conversation running
+            elsewhere (another process or store object) before raising
+            ``ConversationLockedError``; default 300, None waits as long as it takes.
 
     Raises:
         StoreCorruptError: (on first use) the file is not a SQLite database or is damaged.
@@ -76,13 +89,20 @@ class SqliteStore(AsyncResource):
         session_id: str,
         *,
         busy_timeout: float = SQLITE_BUSY_TIMEOUT,
+        turn_lock_timeout: float | None = DEFAULT_TURN_LOCK_TIMEOUT,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
         if busy_timeout < 0:
             raise ValueError(f"busy_timeout must be 0 or more seconds, got {busy_timeout}")
+        if turn_lock_timeout is not None and not turn_lock_timeout >= 0:
+            raise ValueError(
+                f"turn_lock_timeout must be 0 or more seconds, or None (no limit), got "
+                f"{turn_lock_timeout}"
+            )
         self._path = os.fspath(path)
         self._session_id = session_id
+        self._turn_lock_timeout = turn_lock_timeout
         self._db = SqliteDatabase(
             self._path, STORE_SCHEMA, busy_timeout=busy_timeout, owner=repr(self)
         )
@@ -103,6 +123,24 @@ class SqliteStore(AsyncResource):
     def busy_timeout(self) -> float:
         """Seconds a write waits for another connection's write."""
         return self._db.busy_timeout
+
+    @property
+    def turn_lock_timeout(self) -> float | None:
+        """Seconds a turn waits for another holder of the conversation's turn lock."""
+        return self._turn_lock_timeout
+
+    def turn_lock(self, signal: AbortSignal) -> AbstractAsyncContextManager[None]:
+        """Hold this conversation's turn lock while the ``async with`` block runs (the
+        ``TurnLockStore`` capability; a Glove takes it around every turn).
+
+        Raises:
+            ConversationLockedError: another holder kept it past ``turn_lock_timeout``.
+            AbortError: ``signal`` fired while waiting.
+        """
+        if self._path == ":memory:":
+            return nullcontext()  # a private database: no other process can see it
+        path = lock_file_path(self._path, self._session_id)
+        return turn_lock(path, self._session_id, signal, self._turn_lock_timeout)
 
     async def open(self) -> SqliteStore:
         """Open the file now (otherwise the first call does), so a bad file fails early.

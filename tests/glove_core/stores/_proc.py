@@ -4,6 +4,9 @@ Commands:
     append PATH TAG COUNT           print READY, wait for a line on stdin, then COUNT times:
                                     append a message to session "shared" (with usage and a
                                     turn) and one to session TAG.
+    turns PATH TAG COUNT            print READY, wait for a line on stdin, then run COUNT
+                                    requests on session "shared", each calling tool ``work``
+                                    once (call ids TAG-0, TAG-1, ...), and print DONE.
     crash PATH SESSION              run a request whose tool prints TOOL_STARTED and then
                                     waits forever (the parent kills the process).
     resolve PATH ITEM_ID RESPONSE   resolve an inbox item and print the item as JSON.
@@ -14,7 +17,16 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from glove_core import Glove, Message, ScriptedModel, SqliteStore, ToolCall, Usage, tool
+from glove_core import (
+    Glove,
+    Message,
+    ScriptedModel,
+    SqliteStore,
+    ToolCall,
+    ToolContext,
+    Usage,
+    tool,
+)
 
 
 async def _append(path: str, tag: str, count: int) -> None:
@@ -26,6 +38,26 @@ async def _append(path: str, tag: str, count: int) -> None:
             await shared.add_usage(Usage(input_tokens=1, output_tokens=2))
             await shared.increment_turn()
             await own.append_messages([Message(sender="agent", text=f"own:{index}")])
+    print("DONE", flush=True)
+
+
+@tool
+async def work(ctx: ToolContext) -> str:
+    """Read the conversation (real I/O, so the other process gets the file in between)."""
+    return f"{len(await ctx.glove.store.get_messages())} messages so far"
+
+
+async def _turns(path: str, tag: str, count: int) -> None:
+    script: list[str | list[ToolCall]] = []
+    for index in range(count):
+        script += [[ToolCall(id=f"{tag}-{index}", name="work", input={})], f"{tag} done {index}"]
+    async with SqliteStore(path, "shared") as store:
+        glove = Glove(model=ScriptedModel(script), system_prompt="s", store=store)
+        glove.fold(work).build()
+        print("READY", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        for index in range(count):
+            await glove.process_request(f"{tag} request {index}")
     print("DONE", flush=True)
 
 
@@ -48,6 +80,8 @@ def main(argv: list[str]) -> None:
     command, *args = argv
     if command == "append":
         asyncio.run(_append(args[0], args[1], int(args[2])))
+    elif command == "turns":
+        asyncio.run(_turns(args[0], args[1], int(args[2])))
     elif command == "crash":
         asyncio.run(_crash(args[0], args[1]))
     elif command == "resolve":
