@@ -2,20 +2,28 @@
 
 Run: python3 check.py   (from this folder, or give the folder as argument)
 """
+
 import json
 import os
 import sys
 from collections import Counter
+from typing import Any
+
+
+def _load(path: str) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
 
 here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
-errors = []
+errors: list[str] = []
 
-cat = json.load(open(os.path.join(here, "catalogue.json"), encoding="utf-8"))
-ids = [e.get("id") for e in cat]
-dup = [i for i, n in Counter(ids).items() if n > 1]
+cat = _load(os.path.join(here, "catalogue.json"))
+id_list = [e.get("id") for e in cat]
+dup = [i for i, n in Counter(id_list).items() if n > 1]
 if dup:
     errors.append(f"duplicate ids: {dup}")
-ids = set(ids)
+ids = set(id_list)
 for e in cat:
     for field in ("id", "name", "description", "url", "tags", "source"):
         if field not in e:
@@ -36,7 +44,7 @@ for e in cat:
 tools_path = os.path.join(here, "tools.json")
 n_tools = 0
 if os.path.exists(tools_path):
-    tools = json.load(open(tools_path, encoding="utf-8"))
+    tools = _load(tools_path)
     for sid, lst in tools.items():
         if sid not in ids:
             errors.append(f"tools.json: unknown server id {sid}")
@@ -48,8 +56,8 @@ if os.path.exists(tools_path):
                 errors.append(f"tools.json: {sid}: tool without name or description: {t}")
     n_tools = len(tools)
 
-kinds = Counter()
-seen = set()
+kinds: Counter[str] = Counter()
+seen: set[str] = set()
 allowed = {"vendor", "task", "typo", "non-native", "ambiguous"}
 with open(os.path.join(here, "queries.jsonl"), encoding="utf-8") as f:
     for n, line in enumerate(f, 1):
