@@ -6,6 +6,7 @@ Ranking it (``match_entries``, ``CatalogueIndex``) is discovery's business and l
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -56,6 +57,10 @@ class McpCatalogueEntry(BaseModel):
         allow_sampling: whether this server may ask the agent's model for a completion
             (``sampling/createMessage``); None (the default) leaves it to ``mount_mcp``'s
             ``allow_sampling``.
+        call_timeout: seconds one request to this server (a tool call, a listing) may take
+            before the call fails with an error naming the server and the timeout; a positive,
+            finite number. None (the default) leaves it to ``mount_mcp``'s ``call_timeout``
+            (300 s unless changed).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -71,6 +76,7 @@ class McpCatalogueEntry(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     protocol: Literal["auto", "legacy"] = "auto"
     allow_sampling: bool | None = None
+    call_timeout: float | None = None
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpCatalogueEntry:
@@ -80,6 +86,17 @@ class McpCatalogueEntry(BaseModel):
                 "server) or command (a stdio server)"
             )
         return self
+
+    @field_validator("call_timeout", mode="before")
+    @classmethod
+    def _check_call_timeout(cls, value: object) -> object:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value < math.inf):  # type: ignore[operator]
+            raise ValueError(
+                f"call_timeout must be a positive, finite number of seconds (or left out to "
+                f"use the mount's), got {value!r}"
+            )
+        return value
 
     @field_validator("id")
     @classmethod
