@@ -8,18 +8,24 @@ wins. A server that may not sample is not told the client can, and one that asks
 the SDK's refusal. An allowed request goes to ``sampling_model``, or the Glove's own model at
 the time of the request, as a separate request capped at ``sampling_max_tokens``; with
 ``approve_sampling`` (and a person present: not in server mode) a person approves each one.
+
+A server's ``call_timeout`` is its entry's when set, else the mount's; its listing is bounded
+by the mount's ``listing_limits`` (``glove_mcp._listing``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping
+import math
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 from typing import Literal
 
+import httpx2
 import mcp_types as types
 
 from glove_core import Glove, ModelAdapter, Tool
+from glove_mcp._listing import DEFAULT_LISTING_LIMITS, ListingLimits
 from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
 from glove_mcp._tasks import TaskPolicy
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -29,6 +35,7 @@ from glove_mcp.events import McpEvent
 from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, answer_sampling
 
 __all__ = [
+    "DEFAULT_CALL_TIMEOUT",
     "DEFAULT_SAMPLING_MAX_TOKENS",
     "INSTRUCTIONS_KEY",
     "MAX_INSTRUCTIONS_CHARS",
@@ -38,9 +45,12 @@ __all__ = [
     "OnElicitation",
     "WrapTool",
     "check_allow_sampling",
+    "check_call_timeout",
     "instructions_text",
     "may_sample",
+    "server_connection",
     "server_requests",
+    "unique_entries",
 ]
 
 AmbiguityPolicy = Literal["interactive", "auto-pick-best", "defer-to-main"]
@@ -54,6 +64,9 @@ INSTRUCTIONS_KEY = "mcp_server_instructions"
 
 MAX_INSTRUCTIONS_CHARS = 4000
 """A server's instructions longer than this are cut."""
+
+DEFAULT_CALL_TIMEOUT = 300.0
+"""Seconds one request to a mounted server (a tool call, a listing) may take by default."""
 
 
 class MountState(Enum):
@@ -83,6 +96,64 @@ class MountOptions:
     log_level: types.LoggingLevel | None = None
     on_elicitation: OnElicitation | None = None
     tasks: TaskPolicy = "never"
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS
+
+
+def unique_entries(entries: Sequence[McpCatalogueEntry]) -> dict[str, McpCatalogueEntry]:
+    """The catalogue by id.
+
+    Raises:
+        ValueError: an id appears twice.
+    """
+    by_id = {entry.id: entry for entry in entries}
+    if len(by_id) != len(entries):
+        dupes = sorted({e.id for e in entries if sum(x.id == e.id for x in entries) > 1})
+        raise ValueError(f"catalogue ids must be unique; repeated: {', '.join(dupes)}")
+    return by_id
+
+
+def check_call_timeout(value: float | None, field: str = "call_timeout") -> None:
+    """Refuse a timeout that is not None or a positive, finite number of seconds.
+
+    Raises:
+        ValueError: naming ``field``, the value and what is allowed.
+    """
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < value < math.inf):
+        raise ValueError(
+            f"{field} must be a positive, finite number of seconds (or None for no limit), "
+            f"got {value!r}"
+        )
+
+
+def server_connection(
+    entry: McpCatalogueEntry,
+    options: MountOptions,
+    *,
+    auth: httpx2.Auth,
+    pool: McpClientPool,
+    requests: ServerRequests,
+) -> McpServerConnection:
+    """The (not yet connected) connection a mount opens to server ``entry``: the entry's
+    transport, protocol, exclusions and ``call_timeout`` (else the mount's)."""
+    timeout = entry.call_timeout if entry.call_timeout is not None else options.call_timeout
+    return McpServerConnection(
+        entry.id,
+        entry.url,
+        command=entry.command or None,
+        env=entry.env or None,
+        auth=auth,
+        client_info=options.client_info,
+        exclude_tools=entry.exclude_tools,
+        filter_tools=options.filter_tools,
+        pool=pool,
+        call_timeout=timeout,
+        protocol=entry.protocol,
+        requests=requests,
+        tasks=options.tasks,
+    )
 
 
 def check_allow_sampling(
@@ -166,9 +237,12 @@ def server_requests(
     )
 
 
-def instructions_text(connections: Mapping[str, McpServerConnection]) -> str | None:
+def instructions_text(
+    connections: Mapping[str, McpServerConnection], notes: Mapping[str, str] | None = None
+) -> str | None:
     """What the servers say about using them (their ``instructions``), one block per server,
-    or None when none said anything."""
+    then what the listing limits left out of their tools (``notes``, by id), or None when
+    there is nothing to say."""
     parts = []
     for id, connection in connections.items():
         text = (connection.instructions or "").strip()
@@ -176,6 +250,17 @@ def instructions_text(connections: Mapping[str, McpServerConnection]) -> str | N
             if len(text) > MAX_INSTRUCTIONS_CHARS:
                 text = text[:MAX_INSTRUCTIONS_CHARS] + "… [cut]"
             parts.append(f"<server id={id!r}>\n{text}\n</server>")
-    if not parts:
+    limited = [f"- {note}" for id, note in (notes or {}).items() if id in connections]
+    if not parts and not limited:
         return None
-    return "Instructions from the MCP servers whose tools you have:\n" + "\n".join(parts)
+    sections = []
+    if parts:
+        sections.append(
+            "Instructions from the MCP servers whose tools you have:\n" + "\n".join(parts)
+        )
+    if limited:
+        sections.append(
+            "Some MCP servers list more than this agent offers; what was left out:\n"
+            + "\n".join(limited)
+        )
+    return "\n\n".join(sections)

@@ -10,6 +10,7 @@ a reconnect may reach a server that declares something else than the last sessio
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any, Literal, Protocol, TypeVar
 
@@ -42,6 +43,8 @@ __all__ = [
     "paginate",
     "read_resource",
 ]
+
+logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 _Page = TypeVar("_Page", bound=types.PaginatedResult)
@@ -80,10 +83,13 @@ async def paginate(
     fetch: Callable[
         [ClientSession, types.PaginatedRequestParams | None], Coroutine[Any, Any, _Page]
     ],
+    more: Callable[[_Page], bool] | None = None,
 ) -> list[_Page]:
     """Every page of a paginated list (``tools/list`` and the resource and prompt lists), with a
-    page cap and a repeated-cursor check: a server that loops its cursors gets an error, not an
-    endless loop. ``capability`` (when given) must be declared by the server."""
+    page cap (1000 pages, then a warning and what was read) and a repeated-cursor check: a
+    server that loops its cursors gets an error, not an endless loop. ``capability`` (when
+    given) must be declared by the server. ``more(page)``, when given, sees each page as it
+    comes; False stops reading (a caller that has enough does not read an endless list)."""
     pages: list[_Page] = []
     cursor: str | None = None
     seen: set[str] = set()
@@ -97,8 +103,9 @@ async def paginate(
 
         result = await request(what, page)
         pages.append(result)
+        wanted = more(result) if more is not None else True
         cursor = result.next_cursor
-        if not cursor:
+        if not cursor or not wanted:
             break
         if cursor in seen:
             raise McpProtocolError(
@@ -108,6 +115,13 @@ async def paginate(
                 f"the server repeated the pagination cursor {cursor!r}",
             )
         seen.add(cursor)
+    else:
+        logger.warning(
+            "MCP server %r: %s still had more after %d pages; using what was read",
+            namespace,
+            what,
+            _MAX_PAGES,
+        )
     return pages
 
 

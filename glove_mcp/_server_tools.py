@@ -1,17 +1,20 @@
-"""One server's tools as a mount offers them: bridged from a listing, and compared with what
-was offered before when the server says its tools changed."""
+"""One server's tools as a mount offers them: bridged from a listing within the mount's
+``ListingLimits``, and compared with what was offered before when the server says its tools
+changed."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from glove_core import Tool
+from glove_mcp._listing import ListingLimits, bound_listing
 from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
+from glove_mcp.events import McpEvent, McpListingLimited
 
 __all__ = ["LoadedServer", "ToolChange", "bridge_server", "relisted"]
 
@@ -27,6 +30,18 @@ class LoadedServer:
     """Bridged name → the server's real tool name."""
     replaced: dict[str, Tool] = field(default_factory=dict)
     """Tools of an earlier activation (switched off) that these took the places of."""
+    note: str | None = None
+    """What the listing limits left out, for the model (None when nothing)."""
+
+    def take_back(self, offered: dict[str, Tool]) -> None:
+        """Take these tools back out of the mount's ``offered`` tools, restoring those they
+        replaced (all or nothing: an activation that failed after its tools were offered)."""
+        for name in self.tools:
+            previous = self.replaced.get(name)
+            if previous is not None:
+                offered[name] = previous
+            else:
+                offered.pop(name, None)
 
 
 async def bridge_server(
@@ -34,14 +49,36 @@ async def bridge_server(
     conn: McpServerConnection,
     server_mode: bool,
     wrap_tool: Callable[[Tool, McpCatalogueEntry], Tool] | None,
-) -> list[tuple[Tool, str]]:
-    """List the server's tools and bridge each: (tool, the server's real tool name).
+    limits: ListingLimits,
+    publish: Callable[[McpEvent], Awaitable[None]],
+) -> tuple[list[tuple[Tool, str]], str | None]:
+    """List the server's tools within ``limits`` and bridge each.
+
+    A listing over a bound is logged and published (``McpListingLimited``) here, and still
+    bridged with what fits.
+
+    Returns:
+        (tool, the server's real tool name) for each tool to offer, and what was left out
+        (None when nothing).
 
     Raises:
         McpActivationError: two tools would have the same bridged name.
     """
+    listing = bound_listing(entry.id, await conn.list_tools(limit=limits.max_tools + 1), limits)
+    note = listing.summary(entry.id)
+    if note is not None:
+        logger.warning("%s", note)
+        await publish(
+            McpListingLimited(
+                entry.id,
+                note,
+                listing.big_schemas + listing.over_budget,
+                listing.cut,
+                listing.more_tools,
+            )
+        )
     bridged: list[tuple[Tool, str]] = []
-    for mcp_tool in await conn.list_tools():
+    for mcp_tool in listing.tools:
         tool = bridge_mcp_tool(conn, mcp_tool, server_mode)
         if wrap_tool is not None:
             tool = wrap_tool(tool, entry)
@@ -57,7 +94,7 @@ async def bridge_server(
         raise McpActivationError(
             entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
         )
-    return bridged
+    return bridged, note
 
 
 @dataclass(frozen=True)
@@ -80,12 +117,15 @@ class ToolChange:
 
 def relisted(
     server: str,
-    before: dict[str, Tool],
+    tools: dict[str, Tool],
+    loaded: LoadedServer,
     bridged: list[tuple[Tool, str]],
     taken: set[str],
 ) -> ToolChange:
-    """Compare a new listing (``bridged``) with the tools offered ``before``; a new tool whose
-    name another tool already has (``taken``) is not offered, and logged."""
+    """Apply a new listing (``bridged``) of ``loaded``'s server to the mount's ``tools`` (by
+    bridged name) and to ``loaded.tools``, and say what changed. A new tool whose name
+    another tool already has (``taken``) is not offered, and logged."""
+    before = {n: tools[n] for n in loaded.tools if n in tools}
     clashes = sorted(t.name for t, _ in bridged if t.name in taken)
     if clashes:
         logger.warning(
@@ -94,10 +134,16 @@ def relisted(
             ", ".join(clashes),
         )
     offered = {t.name: t for t, _ in bridged if t.name not in taken}
-    return ToolChange(
+    change = ToolChange(
         added=tuple(n for n in offered if n not in before),
         removed=tuple(n for n in before if n not in offered),
         changed=tuple(n for n in offered if n in before and before[n].spec != offered[n].spec),
         offered=offered,
         names={t.name: real for t, real in bridged if t.name in offered},
     )
+    for name in change.removed:
+        tools.pop(name, None)
+    for name in (*change.added, *change.changed):
+        tools[name] = change.offered[name]
+    loaded.tools = change.names
+    return change

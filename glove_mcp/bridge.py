@@ -3,7 +3,10 @@
 Names are ``<namespace>__<tool>`` (``MCP_NAMESPACE_SEP``), made valid for every model provider:
 only ``[A-Za-z0-9_-]`` and at most 64 characters. A name that had to be sanitised or shortened
 gets a short hash of the original, so two different server names never collide, and the
-bridged tool always calls the server by its real name.
+bridged tool always calls the server by its real name. Catalogue ids never contain ``__``,
+never end in ``_`` and fit in 40 characters (``McpCatalogueEntry``), so the first ``__`` of a
+bridged name always ends the id (``split_bridged_name``): two servers of a mount can never
+offer the same name, whatever their tools are called.
 
 Results: ``structured_content`` when the server sent it, else the text blocks joined by newlines.
 Images go to the model as ``ImagePart`` in ``ToolResultData.content``, and so do embedded blob
@@ -63,6 +66,7 @@ __all__ = [
     "json_schema_to_shape",
     "offers_resources",
     "resource_reader",
+    "split_bridged_name",
 ]
 
 MCP_NAMESPACE_SEP = "__"
@@ -98,6 +102,15 @@ def bridged_tool_name(namespace: str, tool_name: str) -> str:
         return full
     digest = hashlib.sha256(full.encode("utf-8")).hexdigest()[:_HASH_LEN]
     return f"{clean[: MAX_TOOL_NAME_LENGTH - _HASH_LEN - 1]}_{digest}"
+
+
+def split_bridged_name(name: str) -> tuple[str, str] | None:
+    """The (namespace, rest) of a bridged name, split at its first ``__``; None when it has
+    none. For a catalogue id (see ``McpCatalogueEntry``) the namespace is exactly the id, and
+    the rest is the server's tool name when that needed no sanitising (otherwise the mount's
+    ``tool_names`` gives the real name)."""
+    namespace, sep, rest = name.partition(MCP_NAMESPACE_SEP)
+    return (namespace, rest) if sep else None
 
 
 # -- schema shapes -----------------------------------------------------------------------------

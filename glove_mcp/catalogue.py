@@ -6,6 +6,7 @@ Ranking it (``match_entries``, ``CatalogueIndex``) is discovery's business and l
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Literal
 
@@ -15,17 +16,32 @@ from glove_mcp.discovery.index import CatalogueIndex as CatalogueIndex
 from glove_mcp.discovery.index import CatalogueItem as CatalogueItem
 from glove_mcp.discovery.index import match_entries as match_entries
 
-__all__ = ["CatalogueIndex", "CatalogueItem", "McpCatalogueEntry", "match_entries"]
+__all__ = [
+    "MAX_ID_LENGTH",
+    "CatalogueIndex",
+    "CatalogueItem",
+    "McpCatalogueEntry",
+    "match_entries",
+]
 
-_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]*$")
+# fullmatch: "$" would accept a final newline.
+_ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+MAX_ID_LENGTH = 40
+"""The longest catalogue id: bridged names (at most 64 characters) keep ``<id>__`` whole and
+room for the tool's name after it."""
 
 
 class McpCatalogueEntry(BaseModel):
     """One MCP server the application supports; identical for every user.
 
     Args:
-        id: the activation key and the tool namespace (``id__tool``); letters, digits, ``-``
-            and ``_``, and no ``__`` (the namespace separator).
+        id: the activation key and the tool namespace (``id__tool``): letters, digits, ``-``
+            and ``_``, starting with a letter or digit, at most ``MAX_ID_LENGTH`` (40)
+            characters, with no ``__`` (the namespace separator) and not ending in ``_``. So
+            the first ``__`` of a bridged name always ends the id, and two servers' tools
+            never share a name (ids ``a`` and ``a_`` would both give ``a___b``, for tools
+            ``_b`` and ``b``).
         name: a human name, e.g. "Notion".
         description: what the server can do; discovery ranks on it.
         url: the Streamable HTTP endpoint (leave it empty for a stdio server).
@@ -41,6 +57,10 @@ class McpCatalogueEntry(BaseModel):
         allow_sampling: whether this server may ask the agent's model for a completion
             (``sampling/createMessage``); None (the default) leaves it to ``mount_mcp``'s
             ``allow_sampling``.
+        call_timeout: seconds one request to this server (a tool call, a listing) may take
+            before the call fails with an error naming the server and the timeout; a positive,
+            finite number. None (the default) leaves it to ``mount_mcp``'s ``call_timeout``
+            (300 s unless changed).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -56,6 +76,7 @@ class McpCatalogueEntry(BaseModel):
     env: dict[str, str] = Field(default_factory=dict)
     protocol: Literal["auto", "legacy"] = "auto"
     allow_sampling: bool | None = None
+    call_timeout: float | None = None
 
     @model_validator(mode="after")
     def _check_transport(self) -> McpCatalogueEntry:
@@ -66,12 +87,30 @@ class McpCatalogueEntry(BaseModel):
             )
         return self
 
+    @field_validator("call_timeout", mode="before")
+    @classmethod
+    def _check_call_timeout(cls, value: object) -> object:
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if value is not None and not (number and 0 < value < math.inf):  # type: ignore[operator]
+            raise ValueError(
+                f"call_timeout must be a positive, finite number of seconds (or left out to "
+                f"use the mount's), got {value!r}"
+            )
+        return value
+
     @field_validator("id")
     @classmethod
     def _check_id(cls, value: str) -> str:
-        if not _ID_RE.match(value) or "__" in value:
+        if (
+            not _ID_RE.fullmatch(value)
+            or "__" in value
+            or value.endswith("_")
+            or len(value) > MAX_ID_LENGTH
+        ):
             raise ValueError(
-                f"catalogue id {value!r} is invalid: use letters, digits, '-' and '_', start "
-                "with a letter or digit, and never '__' (it separates namespace and tool)"
+                f"catalogue id {value[: MAX_ID_LENGTH + 20]!r} is invalid: use letters, digits, "
+                f"'-' and '_', start with a letter or digit, at most {MAX_ID_LENGTH} "
+                "characters, never '__' and no '_' at the end (in a tool name such as "
+                "'id__tool', '__' ends the id; 'a_' + '__' + 'b' would read as 'a' + '__' + '_b')"
             )
         return value

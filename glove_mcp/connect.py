@@ -104,28 +104,41 @@ class McpServerConnection(RecoveringConnection):
             # A courtesy: a server that missed it asks again when it next needs the roots.
             logger.info("MCP server %r: roots/list_changed not sent: %s", self.namespace, exc)
 
-    async def list_tools(self) -> list[McpTool]:
+    async def list_tools(self, *, limit: int | None = None) -> list[McpTool]:
         """Every tool the server offers, following pagination, minus those ``include_tool``
         rejects (``exclude_tools`` and ``filter_tools``).
+
+        Args:
+            limit: at most this many tools (None: all); no more pages are read once that many
+                passed the filters, so a server whose listing never ends costs a few pages.
+                Pass one more than you will offer to learn whether there were more.
 
         Raises:
             McpConnectionError, McpAuthExpiredError, McpProtocolError, McpStateError.
         """
+        if limit is not None and limit < 1:
+            raise ValueError(f"list_tools: limit must be at least 1, got {limit}")
+        offered: list[McpTool] = []
+        support: dict[str, str | None] = {}
 
         async def fetch(
             s: ClientSession, p: types.PaginatedRequestParams | None
         ) -> types.ListToolsResult:
             return await s.list_tools(params=p)
 
-        pages = await _resources.paginate(self._request, self.namespace, "tools/list", None, fetch)
-        tools = [t for page in pages for t in page.tools]
-        offered = [tool_from_sdk(t) for t in tools]
-        self._task_support = {t.name: t.task_support for t in offered}
-        return [
-            t
-            for t in offered
-            if include_tool(self.namespace, t, self.exclude_tools, self.filter_tools)
-        ]
+        def take(page: types.ListToolsResult) -> bool:
+            for listed in page.tools:
+                if limit is not None and len(offered) >= limit:
+                    return False
+                tool = tool_from_sdk(listed)
+                support[tool.name] = tool.task_support
+                if include_tool(self.namespace, tool, self.exclude_tools, self.filter_tools):
+                    offered.append(tool)
+            return limit is None or len(offered) < limit
+
+        await _resources.paginate(self._request, self.namespace, "tools/list", None, fetch, take)
+        self._task_support = support
+        return offered
 
     async def call_tool(
         self,

@@ -16,6 +16,7 @@ from typing import Any, Literal
 __all__ = [
     "McpEvent",
     "McpListChanged",
+    "McpListingLimited",
     "McpLog",
     "McpProgress",
     "McpSampling",
@@ -120,6 +121,28 @@ class McpListChanged:
 
 
 @dataclass(frozen=True)
+class McpListingLimited:
+    """A server's tool listing went over a bound of the mount (``ListingLimits``): the server
+    mounted with the tools that fit, and the model was told what was left out. Sent at mount,
+    activation and every re-listing that reaches a bound.
+
+    Attributes:
+        server: the catalogue id.
+        detail: what was left out, naming each bound and its value (what the model reads).
+        not_offered: bridged names of listed tools that were not offered (schema or total size).
+        cut: bridged names of offered tools whose descriptions were cut.
+        more_tools: the server listed more than ``max_tools`` tools; the rest were not read.
+    """
+
+    kind: Literal["mcp_listing_limited"] = field(default="mcp_listing_limited", init=False)
+    server: str
+    detail: str
+    not_offered: tuple[str, ...] = ()
+    cut: tuple[str, ...] = ()
+    more_tools: bool = False
+
+
+@dataclass(frozen=True)
 class McpSampling:
     """A server's sampling request (``sampling/createMessage``) was answered or refused.
 
@@ -148,6 +171,7 @@ McpEvent = (
     | McpProgress
     | McpLog
     | McpListChanged
+    | McpListingLimited
     | McpSampling
 )
 """Every event glove_mcp sends to a Glove's subscribers."""

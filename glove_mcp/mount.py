@@ -24,7 +24,9 @@ from mcp_types import LoggingLevel
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_mcp._listing import DEFAULT_LISTING_LIMITS, ListingLimits
 from glove_mcp._mount_options import (
+    DEFAULT_CALL_TIMEOUT,
     DEFAULT_SAMPLING_MAX_TOKENS,
     INSTRUCTIONS_KEY,
     AmbiguityPolicy,
@@ -33,8 +35,11 @@ from glove_mcp._mount_options import (
     OnElicitation,
     WrapTool,
     check_allow_sampling,
+    check_call_timeout,
     instructions_text,
+    server_connection,
     server_requests,
+    unique_entries,
 )
 from glove_mcp._mount_servers import ServerMethods
 from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
@@ -60,7 +65,9 @@ from glove_mcp.events import (
 )
 
 __all__ = [
+    "DEFAULT_LISTING_LIMITS",
     "AmbiguityPolicy",
+    "ListingLimits",
     "McpMount",
     "McpServerActivated",
     "McpServerDeactivated",
@@ -98,10 +105,7 @@ class McpMount(ServerMethods, AsyncResource):
         # Made by mount_mcp, which documents each option once; this only keeps them.
         self.glove = glove
         self.adapter = adapter
-        self.entries = {entry.id: entry for entry in entries}
-        if len(self.entries) != len(entries):
-            dupes = sorted({e.id for e in entries if sum(x.id == e.id for x in entries) > 1})
-            raise ValueError(f"catalogue ids must be unique; repeated: {', '.join(dupes)}")
+        self.entries = unique_entries(entries)
         self.ambiguity_policy: AmbiguityPolicy = options.ambiguity_policy or (
             "auto-pick-best" if glove.server_mode else "interactive"
         )
@@ -162,7 +166,9 @@ class McpMount(ServerMethods, AsyncResource):
 
     def _instructions(self, signal: object = None) -> str | None:
         # History context: saved only when it changes, so it never rewrites the cached prefix.
-        return instructions_text({id: x.connection for id, x in self._loaded.items()})
+        loaded = self._loaded.items()
+        notes = {id: x.note for id, x in loaded if x.note is not None}
+        return instructions_text({id: x.connection for id, x in loaded}, notes)
 
     def _check_open(self) -> None:
         if self._state is MountState.CLOSED:
@@ -174,36 +180,20 @@ class McpMount(ServerMethods, AsyncResource):
     async def _emit(self, event: McpEvent) -> None:
         await self.glove.publish(event)
 
-    def _unload_tools(self, loaded: LoadedServer) -> None:
-        """Take back the tools ``_load`` offered (all or nothing: an activation that failed)."""
-        for name in loaded.tools:
-            previous = loaded.replaced.get(name)
-            if previous is not None:
-                self._tools[name] = previous
-            else:
-                self._tools.pop(name, None)
-
     # -- loading ------------------------------------------------------------------------------
 
     async def _load(self, entry: McpCatalogueEntry) -> LoadedServer:
         """Connect, list, bridge and offer one server's tools; on any failure nothing stays."""
-        conn = McpServerConnection(
-            entry.id,
-            entry.url,
-            command=entry.command or None,
-            env=entry.env or None,
+        conn = server_connection(
+            entry,
+            self.options,
             auth=adapter_auth(self.adapter, entry.id),
-            client_info=self.client_info,
-            exclude_tools=entry.exclude_tools,
-            filter_tools=self.filter_tools,
             pool=self.pool,
-            protocol=entry.protocol,
             requests=self._requests_for(entry),
-            tasks=self.options.tasks,
         )
         try:
             await conn.connect()
-            bridged = await bridge_server(entry, conn, self.glove.server_mode, self.wrap_tool)
+            bridged, note = await self._bridge(entry, conn)
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -216,10 +206,17 @@ class McpMount(ServerMethods, AsyncResource):
             replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
             for tool, _ in bridged:
                 self._tools[tool.name] = tool
-            return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced)
+            return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced, note)
         except BaseException:
             await conn.close()
             raise
+
+    async def _bridge(
+        self, entry: McpCatalogueEntry, conn: McpServerConnection
+    ) -> tuple[list[tuple[Tool, str]], str | None]:
+        limits = self.options.listing_limits
+        mode = self.glove.server_mode
+        return await bridge_server(entry, conn, mode, self.wrap_tool, limits, self._emit)
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
         """How server ``entry`` is answered (see ``glove_mcp._mount_options``)."""
@@ -253,22 +250,15 @@ class McpMount(ServerMethods, AsyncResource):
             if loaded is None or self._state is MountState.CLOSED:
                 return
             try:
-                bridged = await bridge_server(
-                    self.entries[id], loaded.connection, self.glove.server_mode, self.wrap_tool
-                )
+                bridged, note = await self._bridge(self.entries[id], loaded.connection)
             except Exception as exc:
                 logger.warning(
                     "MCP server %r changed its tools, but listing them failed: %s", id, exc
                 )
                 return
-            before = {n: self._tools[n] for n in loaded.tools if n in self._tools}
             taken = {t.name for t in self.glove.tools if t.name not in loaded.tools}
-            change = relisted(id, before, bridged, taken)
-            for name in change.removed:
-                self._tools.pop(name, None)
-            for name in (*change.added, *change.changed):
-                self._tools[name] = change.offered[name]
-            loaded.tools = change.names
+            change = relisted(id, self._tools, loaded, bridged, taken)
+            loaded.note = note
         if change.added or change.removed or change.changed:
             await self._emit(
                 McpListChanged(id, "tools", change.added, change.removed, change.changed)
@@ -349,7 +339,7 @@ class McpMount(ServerMethods, AsyncResource):
             try:
                 await self.adapter.activate(id)
             except BaseException as exc:
-                self._unload_tools(loaded)
+                loaded.take_back(self._tools)
                 await loaded.connection.close()
                 if not isinstance(exc, Exception):
                     raise
@@ -436,6 +426,8 @@ async def mount_mcp(
     tasks: TaskPolicy = "never",
     pool: McpClientPool | None = None,
     discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS,
 ) -> McpMount:
     """Mount a conversation's MCP servers on ``glove``: the mount becomes a tool source of the
     Glove, reloads the active servers in parallel and offers their bridged tools. Call it
@@ -477,16 +469,25 @@ async def mount_mcp(
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
             its prompt while it fits this many tokens (about four characters each); a larger
             catalogue is searched with ``list_capabilities`` instead.
+        call_timeout: seconds one request to a server (a tool call, a listing) may take
+            (default 300; None: no limit); a call that takes longer gives the model an error
+            naming the server and the timeout. ``McpCatalogueEntry.call_timeout`` overrides it.
+        listing_limits: bounds on each server's tool listing: how many tools and how many
+            bytes of definitions it may put in front of the model (``ListingLimits``; default
+            128 tools, 10,000-character descriptions, 64,000-byte schemas, 400,000 bytes in
+            all). Over a bound the server mounts with what fits, and the model, the log and
+            the subscribers (``mcp_listing_limited``) are told what was left out.
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
         reload is logged and reported as ``mcp_server_failed`` to the Glove's subscribers.
     """
     check_allow_sampling(allow_sampling, entries)
+    check_call_timeout(call_timeout)
     options = MountOptions(
         ambiguity_policy, subagent_model, subagent_system_prompt, client_info, filter_tools,
         wrap_tool, pool, sampling_model, allow_sampling, approve_sampling, sampling_max_tokens,
-        roots, log_level, on_elicitation, tasks,
+        roots, log_level, on_elicitation, tasks, call_timeout, listing_limits,
     )  # fmt: skip
     mount = McpMount(glove, adapter, entries, options)
     await mount.reload()

@@ -1,0 +1,187 @@
+"""How much of one server's tool listing a mount offers.
+
+Every offered tool's name, description and input schema go to the model with every call, so a
+server that lists ten thousand tools, or one schema of megabytes, would be paid for on every
+turn. ``ListingLimits`` bounds the count and the size per server. A listing over a bound fails
+open: the server still mounts with what fits (its first tools, in the server's order), and the
+mount says what it left out, naming the bound: a warning in the log, an ``McpListingLimited``
+event for subscribers, and a note the model reads with the servers' instructions.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from glove_mcp.bridge import bridged_tool_name
+from glove_mcp.types import McpTool
+
+__all__ = [
+    "DEFAULT_LISTING_LIMITS",
+    "BoundedListing",
+    "ListingLimits",
+    "bound_listing",
+]
+
+_RANGES = {
+    "max_tools": (1, 10_000),
+    "max_description_chars": (100, 1_000_000),
+    "max_schema_bytes": (100, 10_000_000),
+    "max_listing_bytes": (1_000, 100_000_000),
+}
+_NAMES_SHOWN = 10
+
+
+@dataclass(frozen=True)
+class ListingLimits:
+    """Bounds on what one server's ``tools/list`` may put in front of the model
+    (``mount_mcp(listing_limits=...)``); the same bounds apply when the server's tools change.
+
+    Raises:
+        ValueError: a field is not an int within its range (the message names both).
+    """
+
+    max_tools: int = 128
+    """The most tools offered per server (default 128, OpenAI's limit for one request; 1 to
+    10,000). Pages stop being read once a tool more than this has passed the filters
+    (``exclude_tools``, ``filter_tools``), so a listing that never ends costs a few pages; the
+    first ``max_tools`` are offered."""
+    max_description_chars: int = 10_000
+    """A tool description longer than this many characters is cut, with a note saying so
+    (default 10,000; 100 to 1,000,000)."""
+    max_schema_bytes: int = 64_000
+    """A tool whose input schema takes more than this many bytes (as JSON, UTF-8) is not
+    offered (default 64,000; 100 to 10,000,000)."""
+    max_listing_bytes: int = 400_000
+    """The most bytes of tool definitions offered per server (name, description and input
+    schema, as JSON, UTF-8; default 400,000, about 100,000 tokens; 1,000 to 100,000,000).
+    A tool that would take the total past it is not offered."""
+
+    def __post_init__(self) -> None:
+        for name, (low, high) in _RANGES.items():
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+                raise ValueError(
+                    f"ListingLimits.{name} must be an int from {low:,} to {high:,}, got {value!r}"
+                )
+
+
+DEFAULT_LISTING_LIMITS = ListingLimits()
+"""The bounds a mount applies unless told otherwise."""
+
+
+@dataclass(frozen=True)
+class BoundedListing:
+    """What of a listing is offered, and what was left out (bridged names).
+
+    Attributes:
+        tools: the tools to offer, in the server's order, descriptions cut to the bound.
+        more_tools: the server listed more than ``max_tools`` tools (the rest were not read).
+        big_schemas: tools not offered: their input schemas are over ``max_schema_bytes``.
+        over_budget: tools not offered: ``max_listing_bytes`` was reached before them.
+        cut: tools whose descriptions were cut to ``max_description_chars``.
+    """
+
+    tools: list[McpTool]
+    more_tools: bool = False
+    big_schemas: tuple[str, ...] = ()
+    over_budget: tuple[str, ...] = ()
+    cut: tuple[str, ...] = ()
+    limits: ListingLimits = field(default=DEFAULT_LISTING_LIMITS, repr=False)
+
+    @property
+    def limited(self) -> bool:
+        """Whether any bound was reached."""
+        return bool(self.more_tools or self.big_schemas or self.over_budget or self.cut)
+
+    def summary(self, server: str) -> str | None:
+        """What was left out, in a few sentences that name each bound (None when nothing)."""
+        if not self.limited:
+            return None
+        limits = self.limits
+        parts = []
+        if self.more_tools:
+            parts.append(
+                f"lists more than {limits.max_tools:,} tools (max_tools); only the first "
+                f"{limits.max_tools:,} were considered"
+            )
+        if self.big_schemas:
+            parts.append(
+                f"{_count(self.big_schemas, 'tool')} not offered: input schema over "
+                f"{limits.max_schema_bytes:,} bytes (max_schema_bytes): {_names(self.big_schemas)}"
+            )
+        if self.over_budget:
+            parts.append(
+                f"{_count(self.over_budget, 'tool')} not offered: its tool definitions reached "
+                f"{limits.max_listing_bytes:,} bytes (max_listing_bytes): "
+                f"{_names(self.over_budget)}"
+            )
+        if self.cut:
+            parts.append(
+                f"{_count(self.cut, 'description')} cut to {limits.max_description_chars:,} "
+                f"characters (max_description_chars): {_names(self.cut)}"
+            )
+        offered = _count(self.tools, "tool")
+        return f"MCP server {server!r} {'; '.join(parts)}. {offered} offered."
+
+
+def _count(items: Sequence[object], noun: str) -> str:
+    return f"{len(items):,} {noun}{'' if len(items) == 1 else 's'}"
+
+
+def _names(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:_NAMES_SHOWN])
+    rest = len(names) - _NAMES_SHOWN
+    return f"{shown} and {rest:,} more" if rest > 0 else shown
+
+
+def _json_bytes(value: Any) -> int | None:
+    """The size of ``value`` as compact JSON in UTF-8, or None if it cannot be encoded."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return len(text.encode("utf-8"))
+
+
+def _cut_description(tool: McpTool, limit: int) -> McpTool | None:
+    """The tool with its description cut to ``limit`` characters, or None if it fits. The
+    bridge describes a tool by its description, else its title, else its name: the same text
+    is measured."""
+    text = (tool.description or tool.title or tool.name).strip()
+    if len(text) <= limit:
+        return None
+    note = f"\n[… description cut: {len(text):,} characters, showing the first {limit:,}]"
+    return tool.model_copy(update={"description": text[:limit] + note})
+
+
+def bound_listing(server: str, listed: Sequence[McpTool], limits: ListingLimits) -> BoundedListing:
+    """Apply ``limits`` to the tools server ``server`` listed (read with
+    ``list_tools(limit=limits.max_tools + 1)``, so one more than the bound means "more")."""
+    more_tools = len(listed) > limits.max_tools
+    offered: list[McpTool] = []
+    big: list[str] = []
+    over: list[str] = []
+    cut: list[str] = []
+    total = 0
+    for tool in listed[: limits.max_tools]:
+        name = bridged_tool_name(server, tool.name)
+        schema = _json_bytes(tool.input_schema)
+        if schema is None or schema > limits.max_schema_bytes:
+            big.append(name)
+            continue
+        shortened = _cut_description(tool, limits.max_description_chars)
+        if shortened is not None:
+            tool = shortened
+        description = (tool.description or tool.title or tool.name).strip()
+        size = len(name) + len(description.encode("utf-8")) + schema
+        if total + size > limits.max_listing_bytes:
+            over.append(name)
+            continue
+        total += size
+        if shortened is not None:
+            cut.append(name)
+        offered.append(tool)
+    return BoundedListing(offered, more_tools, tuple(big), tuple(over), tuple(cut), limits)
