@@ -14,9 +14,11 @@ from typing import Any
 
 from glove_core import (
     DisplayManager,
+    EventsConfig,
     Glove,
     ModelAdapter,
     ScriptedModel,
+    SqliteEventQueue,
     SqliteStore,
 )
 from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
@@ -142,7 +144,7 @@ async def demo(args: argparse.Namespace) -> int:
 async def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from glove_mcp.server import HeadlessServer
+    from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
 
     api_key = os.environ.get(args.api_key_env, "")
     if not api_key:
@@ -160,15 +162,38 @@ async def serve(args: argparse.Namespace) -> int:
     async def factory(session_id: str, conversation: SqliteStore, stack: AsyncExitStack) -> Glove:
         model = load_script(args.script) if args.script else shared_model
         assert model is not None
-        glove = Glove(model=model, system_prompt=CHAT_PROMPT, store=conversation, server_mode=True)
+        # Events wait in the server's database: one answered "deferred" survives the session
+        # being closed or the server restarting, and its id stays known (duplicates refused).
+        queue = SqliteEventQueue(db, session_id)
+        stack.push_async_callback(queue.aclose)
+        glove = Glove(
+            model=model,
+            system_prompt=CHAT_PROMPT,
+            store=conversation,
+            server_mode=True,
+            events=EventsConfig(queue=queue),
+        )
         adapter = SqliteMcpAdapter(db, session_id, tokens=_token_lookup(store, entries))
+        stack.push_async_callback(adapter.aclose)
         mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
         stack.push_async_callback(mount.aclose)
         return glove
 
     # One HTTP transport for every session's mount; closed after the server (and its mounts).
     pool = McpClientPool()
-    server = HeadlessServer(str(db), api_key, factory)
+    server = HeadlessServer(
+        str(db),
+        api_key,
+        factory,
+        body_timeout=args.body_timeout,
+        max_sessions=args.max_sessions,
+        idle_timeout=args.idle_timeout or None,
+    )
+    limits = HttpLimits(
+        header_timeout=args.header_timeout,
+        keep_alive=args.keep_alive,
+        max_connections=args.max_connections,
+    )
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -180,7 +205,7 @@ async def serve(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
     port = sock.getsockname()[1]
     print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
-    config = uvicorn.Config(server.app, log_level="warning")
+    config = uvicorn_config(server.app, limits, log_level="warning")
     async with pool:
         await uvicorn.Server(config).serve(sockets=[sock])
     return 0

@@ -138,10 +138,70 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="environment variable holding the clients' bearer key",
     )
+    limits = serve.add_argument_group("limits")
+    limits.add_argument(
+        "--max-sessions",
+        type=_at_least(1, int),
+        metavar="N",
+        help="sessions kept open at once; idle ones beyond are closed and reopened from the "
+        "database on their next request (default: ulimit -n / 16, 4 to 1000)",
+    )
+    limits.add_argument(
+        "--idle-timeout",
+        type=_at_least(0, float),
+        default=600.0,
+        metavar="SECONDS",
+        help="close a session idle this long; 0 never (default 600)",
+    )
+    limits.add_argument(
+        "--max-connections",
+        type=_at_least(1, int),
+        metavar="N",
+        help="open connections beyond which requests get 503 (default: half of ulimit -n, "
+        "at most 1000)",
+    )
+    limits.add_argument(
+        "--header-timeout",
+        type=_at_least(0, float, strict=True),
+        default=10.0,
+        metavar="SECONDS",
+        help="time a connection has to send a request's headers, then 408 (default 10)",
+    )
+    limits.add_argument(
+        "--body-timeout",
+        type=_at_least(0, float, strict=True),
+        default=30.0,
+        metavar="SECONDS",
+        help="time a request body may take to arrive, then 408 (default 30)",
+    )
+    limits.add_argument(
+        "--keep-alive",
+        type=_at_least(1, int),
+        default=5,
+        metavar="SECONDS",
+        help="how long an idle keep-alive connection stays open (default 5)",
+    )
     catalogue_and_store(serve)
     model_options(serve)
     serve.set_defaults(run="_cli_agent:serve")
     return parser
+
+
+def _at_least(low: float, kind: type[int] | type[float], *, strict: bool = False) -> Any:
+    """An argparse ``type=`` that parses ``kind`` and refuses values under ``low`` (or equal to
+    it, when ``strict``), so a bad limit is named by its flag."""
+
+    def parse(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if value < low or (strict and value == low):
+            word = "more than" if strict else "at least"
+            raise argparse.ArgumentTypeError(f"must be {word} {low:g}, got {text}")
+        return value
+
+    return parse
 
 
 def _run(where: str, args: argparse.Namespace) -> int:

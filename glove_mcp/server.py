@@ -2,16 +2,23 @@
 
 Routes (every one requires ``Authorization: Bearer <api key>``):
 
-- ``POST /sessions`` → ``201 {"id": …}`` (optional body ``{"id": "…"}``)
+- ``POST /sessions`` → ``201 {"id": …}`` (optional body ``{"id": "…"}``); ``409`` when the id
+  exists — of concurrent creations of one id, even by servers sharing the file, one wins
 - ``POST /sessions/{id}/messages`` with ``{"text": "…"}`` → a Server-Sent Events stream:
   ``text_delta``, ``tool_use``, ``tool_result``, then ``final`` (or ``error``)
 - ``POST /sessions/{id}/events`` with ``{"id", "source", "kind", "content", "when_idle"?,
   "expires_at"?}`` → ``{"disposition": …}`` (maps to ``Glove.emit_event``)
 - ``GET /sessions/{id}`` → ``{"id": …, "messages": […]}``
 
-Sessions live in one SQLite file and survive a restart: an unknown id is looked up there before
-the server answers 404. Requests to one session take turns; different sessions run
-concurrently. Bad input gets a 4xx JSON error; nothing answers with a traceback.
+Sessions live in one SQLite file and survive a restart: an unknown id is looked up there (one
+primary-key lookup, whatever the number of sessions) before the server answers 404. Requests
+to one session take turns; different sessions run concurrently. At most ``max_sessions`` idle
+sessions stay open (``_session_cache``); others are closed and reopened from the file on their
+next request. Bad input gets a 4xx JSON error and one log line; nothing answers with a
+traceback. A server out of file descriptors answers 503 and logs that once per 10 s.
+
+Run ``server.app`` with ``uvicorn_config(server.app, HttpLimits(...))``: it adds the
+connection limits (header deadline, keep-alive, connection cap) the app cannot enforce itself.
 """
 
 from __future__ import annotations
@@ -25,7 +32,6 @@ import logging
 import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -36,28 +42,35 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from glove_core import Glove, GloveError, SqliteStore
-from glove_core.errors import EventQueueFullError, EventTooLargeError, StoreNotFoundError
+from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
 from glove_core.types import new_id
+from glove_mcp._http_limits import HttpLimits, uvicorn_config
+from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors
+from glove_mcp._request_body import read_json
+from glove_mcp._session_cache import (
+    CachedSession,
+    SessionCache,
+    SessionOpenError,
+    default_max_sessions,
+)
+from glove_mcp._session_storage import SessionStorage, SqliteSessionStorage
 
-__all__ = ["AgentFactory", "HeadlessServer"]
+__all__ = ["AgentFactory", "HeadlessServer", "HttpLimits", "uvicorn_config"]
 
 logger = logging.getLogger(__name__)
 
 AgentFactory = Callable[[str, SqliteStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
 """``factory(session_id, store, stack)`` builds a session's agent on ``store``; resources it
-opens (an MCP mount, say) go on ``stack``, which the server closes at shutdown."""
+opens (an MCP mount, a ``SqliteEventQueue``) go on ``stack``, which the server closes when it
+closes the session (idle, or at shutdown). It runs again when a closed session is reopened."""
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _WHEN_IDLE = ("auto", "wake", "defer")
-
-
-@dataclass
-class _Session:
-    glove: Glove
-    store: SqliteStore
-    stack: AsyncExitStack
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+_NO_FILES = (
+    "out of file descriptors (ulimit -n): refusing requests with 503; raise the limit or "
+    "lower --max-sessions / --max-connections"
+)
 
 
 def _error(status: int, message: str) -> JSONResponse:
@@ -69,13 +82,23 @@ class HeadlessServer:
 
     Args:
         db_path: the SQLite file holding every session's conversation.
-        api_key: the bearer key every request must carry; required.
+        api_key: the bearer key every request must carry; required. Compared as UTF-8 bytes.
         agent_factory: builds a session's agent (see ``AgentFactory``); it should pass
-            ``server_mode=True`` to ``Glove``.
-        max_body_bytes: larger request bodies are refused with 413.
+            ``server_mode=True`` to ``Glove``, and a ``SqliteEventQueue`` on ``store.path``
+            (``EventsConfig(queue=)``) so queued events outlive a closed session or a restart.
+        max_body_bytes: larger request bodies are refused with 413 (default 256 KiB).
+        body_timeout: seconds a request body may take to arrive; slower ones get 408
+            (default 30).
+        max_sessions: sessions kept open at once (1 or more; default
+            ``default_max_sessions()``: ``ulimit -n`` / 16, 4 to 1000, as each open session
+            holds a few file descriptors). A session busy with a request is never closed, so
+            more can be open while that many are busy.
+        idle_timeout: seconds after its last request at which a session is closed (default
+            600); ``None`` closes sessions only when ``max_sessions`` needs room.
 
     Raises:
-        ValueError: no API key was given (a server without one would be open to anyone).
+        ValueError: no API key was given (a server without one would be open to anyone), or
+            a limit is out of range (the message names it).
     """
 
     def __init__(
@@ -85,118 +108,142 @@ class HeadlessServer:
         agent_factory: AgentFactory,
         *,
         max_body_bytes: int = 256 * 1024,
+        body_timeout: float = 30.0,
+        max_sessions: int | None = None,
+        idle_timeout: float | None = 600.0,
     ) -> None:
         if not api_key or not api_key.strip():
             raise ValueError(
                 "the headless server needs an API key: pass api_key= (glove-mcp serve reads "
                 "GLOVE_API_KEY); it refuses to start without one"
             )
+        if max_body_bytes < 1:
+            raise ValueError(f"max_body_bytes must be 1 or more, got {max_body_bytes}")
+        if body_timeout <= 0:
+            raise ValueError(f"body_timeout must be more than 0 seconds, got {body_timeout}")
         self._db_path = db_path
-        self._api_key = api_key.encode()
+        self._api_key = api_key.encode("utf-8")
         self._factory = agent_factory
         self._max_body = max_body_bytes
-        self._sessions: dict[str, _Session] = {}
-        self._opening: dict[str, asyncio.Lock] = {}
+        self._body_timeout = body_timeout
+        self._storage: SessionStorage = SqliteSessionStorage(db_path)
+        self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
+        self._no_files = OncePer(logger)
         self.app = Starlette(
             routes=[
-                Route("/sessions", self._create, methods=["POST"]),
-                Route("/sessions/{id}", self._history, methods=["GET"]),
-                Route("/sessions/{id}/messages", self._message, methods=["POST"]),
-                Route("/sessions/{id}/events", self._event, methods=["POST"]),
+                Route("/sessions", self._guard(self._create), methods=["POST"]),
+                Route("/sessions/{id}", self._guard(self._history), methods=["GET"]),
+                Route("/sessions/{id}/messages", self._guard(self._message), methods=["POST"]),
+                Route("/sessions/{id}/events", self._guard(self._event), methods=["POST"]),
             ],
-            exception_handlers={HTTPException: self._http_error, Exception: self._crash},
+            # Only Starlette's own 404/405 reach this; routes answer their errors themselves.
+            exception_handlers={HTTPException: self._http_error},
             lifespan=self._lifespan,
         )
 
     def __repr__(self) -> str:
-        return f"<HeadlessServer db={self._db_path!r} sessions={len(self._sessions)}>"
+        return f"<HeadlessServer db={self._db_path!r} open_sessions={len(self._cache)}>"
+
+    @property
+    def open_sessions(self) -> int:
+        """How many sessions are open now (at most ``max_sessions`` unless busy)."""
+        return len(self._cache)
 
     # -- plumbing ---------------------------------------------------------------------------
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         try:
-            yield
+            with quiet_accept_errors(self._no_files, _NO_FILES):
+                yield
         finally:
             await self.aclose()
 
     async def aclose(self) -> None:
         """Close every session's resources and store."""
-        sessions, self._sessions = list(self._sessions.values()), {}
-        for session in sessions:
+        await self._cache.aclose()
+
+    def _guard(
+        self, endpoint: Callable[[Request], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        """Answer a route's errors here: an exception reaching Starlette's error middleware is
+        answered *and* re-raised, and uvicorn then logs its traceback (once per request)."""
+
+        async def guarded(request: Request) -> Response:
             try:
-                await session.glove.aclose()
-                await session.stack.aclose()
-            finally:
-                await session.store.aclose()
+                return await endpoint(request)
+            except HTTPException as exc:
+                return await self._http_error(request, exc)
+            except Exception as exc:
+                return self._crash(request, exc)
+
+        return guarded
 
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
+        logger.info("%s %s: %d %s", request.method, request.url.path, exc.status_code, exc.detail)
         return _error(exc.status_code, exc.detail)
 
-    async def _crash(self, request: Request, exc: Exception) -> Response:
+    def _crash(self, request: Request, exc: Exception) -> Response:
+        if out_of_files(exc):
+            self._no_files.warning(_NO_FILES)
+            response = _error(503, "the server is out of resources; retry shortly")
+            response.headers["Retry-After"] = "5"
+            return response
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
         return _error(500, "internal error; the server log has the details")
 
     def _authorize(self, request: Request) -> None:
         header = request.headers.get("authorization", "")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(token.encode(), self._api_key):
+        # Starlette decodes header bytes as latin-1; encoding back gives the bytes sent, which
+        # a client with a non-ASCII key sends as UTF-8.
+        sent = token.encode("latin-1")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, self._api_key):
             raise HTTPException(401, "missing or wrong API key: send Authorization: Bearer <key>")
 
     async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
-        declared = request.headers.get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self._max_body:
-            raise HTTPException(413, f"request body over {self._max_body} bytes")
-        body = bytearray()
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > self._max_body:
-                raise HTTPException(413, f"request body over {self._max_body} bytes")
-        if not body and optional:
-            return {}
-        try:
-            data = json.loads(body)
-        except (ValueError, UnicodeDecodeError):
-            raise HTTPException(400, "the body is not valid JSON") from None
-        if not isinstance(data, dict):
-            raise HTTPException(400, "the body must be a JSON object")
-        return data
+        return await read_json(
+            request, max_bytes=self._max_body, body_timeout=self._body_timeout, optional=optional
+        )
 
-    async def _session(self, session_id: str, *, create: bool = False) -> _Session:
+    async def _acquire(self, session_id: str, *, create: bool = False) -> CachedSession:
+        """The session, open and pinned (pair with ``self._cache.release``)."""
         if not _SESSION_ID.match(session_id):
             raise HTTPException(400, "a session id is 1-128 characters from [A-Za-z0-9_.:-]")
-        existing = self._sessions.get(session_id)
-        if existing is not None:
-            return existing
-        async with self._opening.setdefault(session_id, asyncio.Lock()):
-            existing = self._sessions.get(session_id)
-            if existing is not None:
-                return existing
-            if not create and session_id not in await self._known_sessions():
+
+        async def open_session() -> CachedSession:
+            store = await (self._storage.claim if create else self._storage.find)(session_id)
+            if store is None:
+                if create:
+                    raise HTTPException(409, f"session {session_id!r} already exists")
                 raise HTTPException(404, f"no session {session_id!r}")
-            store = SqliteStore(self._db_path, session_id)
             stack = AsyncExitStack()
             try:
-                if create:
-                    await store.reset_counters()  # records the session in the file
                 glove = self._factory(session_id, store, stack)
                 if inspect.isawaitable(glove):
                     glove = await glove
                 glove.build()
             except BaseException:
-                await stack.aclose()
-                await store.aclose()
+                try:
+                    await stack.aclose()
+                finally:
+                    await store.aclose()
                 raise
-            session = _Session(glove, store, stack)
-            self._sessions[session_id] = session
-            return session
+            return CachedSession(session_id, glove, store, stack)
 
-    async def _known_sessions(self) -> set[str]:
         try:
-            return {s.session_id for s in await SqliteStore.list_sessions(self._db_path)}
-        except StoreNotFoundError:
-            return set()  # no session was ever created
+            return await self._cache.acquire(session_id, open_session, new=create)
+        except SessionOpenError:
+            raise HTTPException(409, f"session {session_id!r} already exists") from None
+
+    @contextlib.asynccontextmanager
+    async def _use(self, session_id: str) -> AsyncIterator[CachedSession]:
+        session = await self._acquire(session_id)
+        try:
+            yield session
+        finally:
+            self._cache.release(session)
 
     # -- routes -----------------------------------------------------------------------------
 
@@ -206,15 +253,13 @@ class HeadlessServer:
         session_id = body.get("id", new_id("sess_"))
         if not isinstance(session_id, str):
             raise HTTPException(400, "'id' must be a string")
-        if session_id in self._sessions or session_id in await self._known_sessions():
-            raise HTTPException(409, f"session {session_id!r} already exists")
-        await self._session(session_id, create=True)
+        self._cache.release(await self._acquire(session_id, create=True))
         return JSONResponse({"id": session_id}, status_code=201)
 
     async def _history(self, request: Request) -> Response:
         self._authorize(request)
-        session = await self._session(request.path_params["id"])
-        messages = await session.store.get_messages()
+        async with self._use(request.path_params["id"]) as session:
+            messages = await session.store.get_messages()
         return JSONResponse(
             {
                 "id": request.path_params["id"],
@@ -225,7 +270,6 @@ class HeadlessServer:
     async def _event(self, request: Request) -> Response:
         self._authorize(request)
         body = await self._json(request)
-        session = await self._session(request.path_params["id"])
         missing = [k for k in ("id", "source", "kind", "content") if not body.get(k)]
         if missing:
             raise HTTPException(400, f"missing event field(s): {', '.join(missing)}")
@@ -243,19 +287,20 @@ class HeadlessServer:
         for name in ("id", "source", "kind", "content"):
             if not isinstance(body[name], str):
                 raise HTTPException(400, f"event field {name!r} must be a string")
-        try:
-            disposition = await session.glove.emit_event(
-                id=body["id"],
-                source=body["source"],
-                kind=body["kind"],
-                content=body["content"],
-                when_idle=when_idle,
-                expires_at=expires_at,
-            )
-        except EventTooLargeError as exc:
-            raise HTTPException(413, str(exc)) from None
-        except EventQueueFullError as exc:
-            raise HTTPException(429, str(exc)) from None  # the sender retries later
+        async with self._use(request.path_params["id"]) as session:
+            try:
+                disposition = await session.glove.emit_event(
+                    id=body["id"],
+                    source=body["source"],
+                    kind=body["kind"],
+                    content=body["content"],
+                    when_idle=when_idle,
+                    expires_at=expires_at,
+                )
+            except EventTooLargeError as exc:
+                raise HTTPException(413, str(exc)) from None
+            except EventQueueFullError as exc:
+                raise HTTPException(429, str(exc)) from None  # the sender retries later
         return JSONResponse({"disposition": disposition})
 
     async def _message(self, request: Request) -> Response:
@@ -264,44 +309,51 @@ class HeadlessServer:
         text = body.get("text")
         if not isinstance(text, str) or not text.strip():
             raise HTTPException(400, "'text' must be a non-empty string")
-        session = await self._session(request.path_params["id"])
+        session = await self._acquire(request.path_params["id"])
+        queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        # The turn runs to completion even if the client goes away, so history stays whole;
+        # the session stays pinned (never closed) until it ends.
+        task = asyncio.create_task(self._turn(session, text, queue))
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
         return StreamingResponse(
-            self._stream(session, text),
+            _sse(queue),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    async def _stream(self, session: _Session, text: str) -> AsyncIterator[str]:
-        queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+    async def _turn(
+        self,
+        session: CachedSession,
+        text: str,
+        queue: asyncio.Queue[tuple[str, dict[str, Any]] | None],
+    ) -> None:
         forwarder = _SseForwarder(queue)
-
-        async def run() -> None:
-            try:
-                async with session.lock:
-                    session.glove.add_subscriber(forwarder)
-                    try:
-                        result = await session.glove.process_request(text)
-                    finally:
-                        session.glove.remove_subscriber(forwarder)
-                usage = result.usage.model_dump()
-                await queue.put(("final", {"text": result.text, "usage": usage}))
-            except GloveError as exc:
-                await queue.put(("error", {"error": f"{type(exc).__name__}: {exc}"}))
-            except Exception:
-                logger.exception("a session request failed")
-                await queue.put(("error", {"error": "internal error; see the server log"}))
-            finally:
-                await queue.put(None)
-
-        # The turn runs to completion even if the client goes away, so history stays whole.
-        task = asyncio.create_task(run())
         try:
-            while (item := await queue.get()) is not None:
-                name, data = item
-                yield f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n"
+            async with session.lock:
+                session.glove.add_subscriber(forwarder)
+                try:
+                    result = await session.glove.process_request(text)
+                finally:
+                    session.glove.remove_subscriber(forwarder)
+            usage = result.usage.model_dump()
+            await queue.put(("final", {"text": result.text, "usage": usage}))
+        except GloveError as exc:
+            await queue.put(("error", {"error": f"{type(exc).__name__}: {exc}"}))
+        except Exception as exc:
+            if out_of_files(exc):
+                self._no_files.warning(_NO_FILES)
+            else:
+                logger.exception("a session request failed")
+            await queue.put(("error", {"error": "internal error; see the server log"}))
         finally:
-            if not task.done():
-                task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+            self._cache.release(session)
+            await queue.put(None)
+
+
+async def _sse(queue: asyncio.Queue[tuple[str, dict[str, Any]] | None]) -> AsyncIterator[str]:
+    while (item := await queue.get()) is not None:
+        name, data = item
+        yield f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n"
 
 
 class _SseForwarder:

@@ -29,7 +29,7 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import InboxItemError, StoreCorruptError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
-from glove_core.stores import _sqlite_outside
+from glove_core.stores import _sqlite_outside, _sqlite_sessions
 from glove_core.stores._sqlite_outside import SessionInfo
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT, lock_file_path, turn_lock
@@ -366,6 +366,26 @@ class SqliteStore(AsyncResource):
             save_item(conn, sid, item)
 
         await self._db.write(write)
+
+    # -- the session row --------------------------------------------------------------------
+
+    async def create_session(self) -> bool:
+        """Record the conversation in the file unless it is there already.
+
+        One primary-key insert, so its cost does not grow with the number of sessions. The
+        database decides between racing callers, in one process or several: exactly one of
+        them gets True.
+
+        Returns:
+            True when this call created the conversation, False when it existed.
+        """
+        sid = self._session_id
+        return await self._db.write(lambda conn: _sqlite_sessions.create_session(conn, sid))
+
+    async def session_exists(self) -> bool:
+        """Whether the conversation has been recorded in the file (one primary-key lookup)."""
+        sid = self._session_id
+        return await self._db.read(lambda conn: _sqlite_sessions.session_exists(conn, sid))
 
     # -- outside processes ------------------------------------------------------------------
 

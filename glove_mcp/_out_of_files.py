@@ -1,0 +1,105 @@
+"""Telling "the process ran out of file descriptors" apart, and logging it once per interval.
+
+A server at its ``ulimit -n`` fails every request that opens a file or socket. Logging a
+traceback for each would fill the disk in seconds (43 MB did, in a review) while the server
+could do nothing else, so the headless server answers them ``503`` and logs one line per
+``interval`` saying how many it refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from glove_core.errors import StoreError
+
+__all__ = ["OncePer", "out_of_files", "quiet_accept_errors"]
+
+_NO_FILES = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+def out_of_files(exc: BaseException) -> bool:
+    """Whether ``exc`` comes from the process (or system) having no file descriptor left.
+
+    An ``OSError`` says so with its errno (anywhere in the cause chain). SQLite only says
+    "unable to open database file", so for a ``StoreError`` the answer is a probe: can this
+    process still get one more descriptor?
+    """
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and seen.errno in _NO_FILES:
+            return True
+        seen = seen.__cause__ or seen.__context__
+    if isinstance(exc, StoreError):
+        try:
+            os.close(os.dup(2))
+        except OSError as probe:
+            return probe.errno in _NO_FILES
+    return False
+
+
+class OncePer:
+    """Logs a warning at most once per ``interval`` seconds, counting the ones it held back.
+
+    Args:
+        logger: where the line goes.
+        interval: seconds between two lines.
+        clock: the time source (seconds, monotonic).
+    """
+
+    def __init__(
+        self,
+        logger: logging.Logger,
+        interval: float = 10.0,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self._logger = logger
+        self._interval = interval
+        self._clock = clock
+        self._last: float | None = None
+        self._held = 0
+
+    def warning(self, message: str) -> None:
+        """Log ``message`` now, or count it when a line was logged less than ``interval`` ago."""
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval:
+            self._held += 1
+            return
+        held, self._held, self._last = self._held, 0, now
+        suffix = f" ({held} more since the last such line)" if held else ""
+        self._logger.warning("%s%s", message, suffix)
+
+
+@contextlib.contextmanager
+def quiet_accept_errors(once: OncePer, message: str) -> Iterator[None]:
+    """While in the block, the running loop reports "out of file descriptors" on ``accept()``
+    through ``once`` instead of its own handler.
+
+    asyncio (seen on 3.11) retries a failed ``accept()`` for the whole listen backlog — 2,048
+    times under uvicorn — and logs a traceback for each, several thousand a second, for as long
+    as the process has no descriptor free. Other loop errors go to the previous handler.
+    """
+    loop = asyncio.get_running_loop()
+    previous = loop.get_exception_handler()
+
+    def handler(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        exc = context.get("exception")
+        if isinstance(exc, OSError) and out_of_files(exc) and "accept" in context["message"]:
+            once.warning(message)
+        elif previous is not None:
+            previous(loop, context)
+        else:
+            loop.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+    try:
+        yield
+    finally:
+        loop.set_exception_handler(previous)

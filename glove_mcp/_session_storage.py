@@ -1,0 +1,61 @@
+"""Where the headless server's sessions live: claim a new id, find an existing one (internal).
+
+The server asks this seam, never the database directly, so another backend (PostgreSQL for
+several server instances) can stand in. Both calls cost one primary-key statement, whatever
+the number of sessions, and the database decides races: of several requests — in one process
+or several sharing the file — creating one id, exactly one wins.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from glove_core import SqliteStore
+
+__all__ = ["SessionStorage", "SqliteSessionStorage"]
+
+
+class SessionStorage(Protocol):
+    """Opens sessions' stores; answers None where the id is taken (claim) or unknown (find)."""
+
+    async def claim(self, session_id: str) -> SqliteStore | None:
+        """The store of a session created by this call, or None when the id exists."""
+        ...
+
+    async def find(self, session_id: str) -> SqliteStore | None:
+        """The store of an existing session, or None when there is no such session."""
+        ...
+
+
+class SqliteSessionStorage:
+    """Sessions as ``SqliteStore`` conversations in one SQLite file.
+
+    Args:
+        path: the SQLite file (created when missing).
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    async def claim(self, session_id: str) -> SqliteStore | None:
+        """See ``SessionStorage.claim``."""
+        return await self._open(session_id, create=True)
+
+    async def find(self, session_id: str) -> SqliteStore | None:
+        """See ``SessionStorage.find``."""
+        return await self._open(session_id, create=False)
+
+    async def _open(self, session_id: str, *, create: bool) -> SqliteStore | None:
+        store = SqliteStore(self.path, session_id)
+        try:
+            ok = await (store.create_session() if create else store.session_exists())
+        except BaseException:
+            await store.aclose()
+            raise
+        if not ok:
+            await store.aclose()
+            return None
+        return store
+
+    def __repr__(self) -> str:
+        return f"SqliteSessionStorage({self.path!r})"

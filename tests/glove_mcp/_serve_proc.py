@@ -1,0 +1,97 @@
+"""``glove-mcp serve`` as a real child process, for tests that need a process of its own (a
+low file-descriptor limit, a restart on the same database)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import resource
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+KEY = "serve-test-key"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+
+
+@dataclass
+class ServeProcess:
+    """A running server: its base URL, the process, and the file its log goes to."""
+
+    url: str
+    host: str
+    port: int
+    process: asyncio.subprocess.Process
+    log: Path
+
+
+def _limit_files(nofile: int | None) -> Callable[[], None] | None:
+    if nofile is None:
+        return None
+
+    def preexec() -> None:  # runs in the child, before exec
+        _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard))
+
+    return preexec
+
+
+@asynccontextmanager
+async def serve_process(
+    folder: Path,
+    *flags: str,
+    script: list[Any] | None = None,
+    nofile: int | None = None,
+    db: Path | None = None,
+    name: str = "serve",
+) -> AsyncIterator[ServeProcess]:
+    """Start ``glove-mcp serve --port 0`` with an offline script (every session gets a fresh
+    copy) and a catalogue whose one server is never activated; stop it on exit.
+
+    Args:
+        folder: where the catalogue, script, database and log go.
+        flags: more ``serve`` flags.
+        script: the ScriptedModel replies (default: ten "ok" replies).
+        nofile: the child's ``ulimit -n``.
+        db: the database (default ``folder / "server.db"``).
+        name: distinguishes the log files of several processes in one folder.
+    """
+    catalogue = folder / "servers.toml"
+    catalogue.write_text(
+        '[[servers]]\nid = "idle"\nname = "Idle"\ndescription = "Never activated."\n'
+        'url = "http://127.0.0.1:9/mcp"\n',
+        encoding="utf-8",
+    )
+    script_file = folder / f"{name}-script.json"
+    script_file.write_text(json.dumps(script if script is not None else ["ok"] * 10))
+    log = folder / f"{name}.log"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    env.update(GLOVE_HOME=str(folder), GLOVE_API_KEY=KEY, PYTHONUNBUFFERED="1")
+    with log.open("wb") as log_file:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            *("-m", "glove_mcp.cli", "serve", "--port", "0"),
+            *("--script", str(script_file), "--catalogue", str(catalogue)),
+            *("--db", str(db or folder / "server.db")),
+            *flags,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=log_file,
+            env=env,
+            preexec_fn=_limit_files(nofile),
+        )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        found = re.search(r"http://([\d.]+):(\d+)", line)
+        assert found is not None, (line, log.read_text())
+        host, port = found.group(1), int(found.group(2))
+        yield ServeProcess(f"http://{host}:{port}", host, port, process, log)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+        await process.wait()
