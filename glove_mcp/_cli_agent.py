@@ -203,6 +203,7 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         sock.close()
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
+    sock.listen(2048)  # before the line below: a client reading it may connect at once
     port = sock.getsockname()[1]
     print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
     config = uvicorn_config(server.app, limits, log_level="warning")

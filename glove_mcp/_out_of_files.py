@@ -12,12 +12,10 @@ import asyncio
 import contextlib
 import errno
 import logging
-import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
-
-from glove_core.errors import StoreError
 
 __all__ = ["OncePer", "out_of_files", "quiet_accept_errors"]
 
@@ -25,22 +23,20 @@ _NO_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 
 
 def out_of_files(exc: BaseException) -> bool:
-    """Whether ``exc`` comes from the process (or system) having no file descriptor left.
+    """Whether ``exc`` comes from a file that could not be opened for want of descriptors.
 
-    An ``OSError`` says so with its errno (anywhere in the cause chain). SQLite only says
-    "unable to open database file", so for a ``StoreError`` the answer is a probe: can this
-    process still get one more descriptor?
+    An ``OSError`` says so with its errno, anywhere in the cause chain. SQLite only says
+    "unable to open database file" (``SQLITE_CANTOPEN``), also when the file itself became
+    unreadable; on a database the server opened before, running out of descriptors is the
+    usual cause, and both get the same answer: 503, and one log line naming both.
     """
     seen: BaseException | None = exc
     while seen is not None:
         if isinstance(seen, OSError) and seen.errno in _NO_FILES:
             return True
+        if isinstance(seen, sqlite3.Error) and seen.sqlite_errorcode == sqlite3.SQLITE_CANTOPEN:
+            return True
         seen = seen.__cause__ or seen.__context__
-    if isinstance(exc, StoreError):
-        try:
-            os.close(os.dup(2))
-        except OSError as probe:
-            return probe.errno in _NO_FILES
     return False
 
 

@@ -68,8 +68,8 @@ closes the session (idle, or at shutdown). It runs again when a closed session i
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _WHEN_IDLE = ("auto", "wake", "defer")
 _NO_FILES = (
-    "out of file descriptors (ulimit -n): refusing requests with 503; raise the limit or "
-    "lower --max-sessions / --max-connections"
+    "out of file descriptors (ulimit -n), or the database file cannot be opened: answering "
+    "503; raise the limit or lower --max-sessions / --max-connections"
 )
 
 

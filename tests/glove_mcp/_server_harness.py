@@ -1,5 +1,6 @@
-"""``glove-mcp serve`` as a real child process, for tests that need a process of its own (a
-low file-descriptor limit, a restart on the same database)."""
+"""The headless server for tests: in this process (``running``, with a simple agent factory),
+or as a real ``glove-mcp serve`` child process (``serve_process``) where the test needs a
+process of its own (a low file-descriptor limit, a restart on the same database)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,63 @@ import re
 import resource
 import sys
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
+from glove_core import Glove, ScriptedModel, SqliteStore, Tool
+from glove_mcp.server import HeadlessServer
+from glove_mcp.testing import McpTestServer
+
 KEY = "serve-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
+
+
+def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:
+    """The (event, data) pairs of a Server-Sent Events body."""
+    events = []
+    for frame in body.strip().split("\n\n"):
+        lines = dict(line.split(": ", 1) for line in frame.splitlines())
+        events.append((lines["event"], json.loads(lines["data"])))
+    return events
+
+
+def simple_factory(
+    replies: Callable[[str], list[Any]] = lambda session_id: ["ok"] * 10,
+    *,
+    tools: tuple[Tool, ...] = (),
+    closed: list[str] | None = None,
+) -> Callable[[str, SqliteStore, AsyncExitStack], Glove]:
+    """An agent factory: a ScriptedModel with ``replies(session_id)`` and ``tools``; each
+    session's id is appended to ``closed`` when the server closes what the factory opened."""
+
+    def build(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+        glove = Glove(
+            model=ScriptedModel(replies(session_id)),
+            system_prompt="headless",
+            store=store,
+            server_mode=True,
+        )
+        for tool in tools:
+            glove.fold(tool)
+        if closed is not None:
+            stack.callback(closed.append, session_id)
+        return glove
+
+    return build
+
+
+@asynccontextmanager
+async def running(server: HeadlessServer) -> AsyncIterator[httpx2.AsyncClient]:
+    """Serve ``server.app`` on loopback; a client with the right key; close the server after."""
+    async with McpTestServer(lambda: server.app, path="") as http:
+        base = http.url.rstrip("/")
+        async with httpx2.AsyncClient(base_url=base, timeout=30, headers=AUTH) as client:
+            yield client
+    await server.aclose()
 
 
 @dataclass
