@@ -5,22 +5,24 @@ process of its own (a low file-descriptor limit, a restart on the same database)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
 import resource
+import socket
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import httpx2
+import uvicorn
 
 from glove_core import Glove, ScriptedModel, SqliteStore, Tool
-from glove_mcp.server import HeadlessServer
-from glove_mcp.testing import McpTestServer
+from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
 
 KEY = "serve-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -60,14 +62,53 @@ def simple_factory(
     return build
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn in the test's loop: no signal capture; ``ready`` is set once it listens."""
+
+    def __init__(self, config: uvicorn.Config) -> None:
+        super().__init__(config)
+        self.ready = asyncio.Event()
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets)
+        self.ready.set()
+
+
 @asynccontextmanager
-async def running(server: HeadlessServer) -> AsyncIterator[httpx2.AsyncClient]:
-    """Serve ``server.app`` on loopback; a client with the right key; close the server after."""
-    async with McpTestServer(lambda: server.app, path="") as http:
-        base = http.url.rstrip("/")
+async def running(
+    server: HeadlessServer, limits: HttpLimits | None = None
+) -> AsyncIterator[httpx2.AsyncClient]:
+    """Serve ``server.app`` on loopback as ``glove-mcp serve`` does (``uvicorn_config``), in
+    this process; yield a client with the right key; shut the server down after."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(128)
+    port = sock.getsockname()[1]
+    config = uvicorn_config(
+        server.app, limits, log_level="warning", lifespan="on", access_log=False
+    )
+    runner = _Uvicorn(config)
+    task = asyncio.create_task(runner.serve(sockets=[sock]))
+    ready = asyncio.create_task(runner.ready.wait())
+    await asyncio.wait([task, ready], return_when=asyncio.FIRST_COMPLETED)
+    if task.done():
+        ready.cancel()
+        await task
+        raise RuntimeError("the headless server stopped during startup")
+    try:
+        base = f"http://127.0.0.1:{port}"
         async with httpx2.AsyncClient(base_url=base, timeout=30, headers=AUTH) as client:
             yield client
-    await server.aclose()
+    finally:
+        runner.should_exit = True
+        await task
+        sock.close()
+        await server.aclose()
 
 
 @dataclass
