@@ -1,5 +1,5 @@
-"""The MCP overhead benchmark still runs end to end (a tiny run: its figures mean nothing here;
-benchmarks are not tests, so nothing about them is asserted)."""
+"""The MCP overhead and server limits benchmarks still run end to end (tiny runs: their figures
+mean nothing here; benchmarks are not tests, so nothing about them is asserted)."""
 
 from __future__ import annotations
 
@@ -24,3 +24,20 @@ async def test_mcp_overhead_runs_and_prints_its_summary() -> None:
     assert any(line.startswith("(a) 4 tool calls") for line in lines)
     assert any("control: a second raw session" in line for line in lines)
     assert lines[-1].startswith("summary: tool calls ")
+
+
+async def test_server_limits_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "server_limits.py"),
+        *("--limit", "64", "--sessions", "12", "--slow", "4", "--rounds", "20"),
+        *("--header-timeout", "0.5", "--sizes", "50,100", "--repeats", "2"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert any(line.startswith("(a) 12 sessions under ulimit -n 64") for line in lines)
+    assert any(line.startswith("(c) session creation") for line in lines)
+    assert lines[-1].startswith("summary: under ulimit -n 64 ")
