@@ -20,11 +20,19 @@ from contextlib import AsyncExitStack
 
 import uvicorn
 
-from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SqliteStore
+from glove_core import (
+    AnthropicModel,
+    EventsConfig,
+    Glove,
+    ModelAdapter,
+    ScriptedModel,
+    SqliteEventQueue,
+    SqliteStore,
+)
 from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
 from glove_mcp.connect import McpClientPool
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
-from glove_mcp.server import HeadlessServer
+from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
 
 DB = os.environ.get("GLOVE_DB", "agents.db")
 STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
@@ -50,13 +58,18 @@ async def token(server_id: str) -> str | None:
 async def agent_for(
     session_id: str, store: SqliteStore, stack: AsyncExitStack, *, pool: McpClientPool
 ) -> Glove:
+    # Outside events wait in the database: they outlive the session being closed when idle.
+    queue = SqliteEventQueue(DB, session_id)
+    stack.push_async_callback(queue.aclose)
     agent = Glove(
         model=pick_model(),
         system_prompt="You manage the team's Linear issues. Be brief.",
         store=store,
         server_mode=True,
+        events=EventsConfig(queue=queue),
     )
     adapter = SqliteMcpAdapter(DB, session_id, tokens=token)
+    stack.push_async_callback(adapter.aclose)
     if not await adapter.get_active():
         await adapter.activate("linear")  # every session starts with Linear
     mount = await mount_mcp(agent, adapter=adapter, entries=[LINEAR], pool=pool)
@@ -73,8 +86,10 @@ async def main() -> None:
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", int(os.environ.get("PORT", "8765"))))
+    sock.listen(2048)  # before printing the URL: a client may connect at once
     print(f"serving on http://127.0.0.1:{sock.getsockname()[1]}", flush=True)
-    config = uvicorn.Config(server.app, log_level="warning")
+    # Header and keep-alive deadlines and a connection cap (HttpLimits() defaults).
+    config = uvicorn_config(server.app, HttpLimits(), log_level="warning")
     async with pool:
         await uvicorn.Server(config).serve(sockets=[sock])
 

@@ -145,7 +145,7 @@ class SessionCache(AsyncResource):
             with contextlib.suppress(Exception):
                 await asyncio.shield(pending)
             # Opened (then it is in the cache) or refused (then this caller tries itself).
-        await self._make_room()
+        # Registered before any await, so a concurrent acquire of this id waits for it.
         task = asyncio.create_task(self._open_one(session_id, opener))
         self._opening[session_id] = task
         try:
@@ -185,7 +185,7 @@ class SessionCache(AsyncResource):
 
     async def _make_room(self) -> None:
         """Close least recently used idle sessions until one more fits under the cap."""
-        excess = len(self._open) + len(self._opening) + 1 - self.max_sessions
+        excess = len(self._open) + len(self._opening) - self.max_sessions  # this open included
         for session in list(self._open.values()):
             if excess <= 0:
                 break
@@ -215,6 +215,7 @@ class SessionCache(AsyncResource):
     # -- internals ------------------------------------------------------------------------
 
     async def _open_one(self, session_id: str, opener: Opener) -> CachedSession:
+        await self._make_room()
         session = await opener()
         if self._closed:
             await session.aclose(wait=False)
