@@ -1,5 +1,7 @@
 """Telling "the process ran out of file descriptors" apart, and logging it once per interval.
 
+Also: uvicorn's refusals at the connection cap, once per interval rather than once a request.
+
 A server at its ``ulimit -n`` fails every request that opens a file or socket. Logging a
 traceback for each would fill the disk in seconds (43 MB did, in a review) while the server
 could do nothing else, so the headless server answers them ``503`` and logs one line per
@@ -17,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["OncePer", "out_of_files", "quiet_accept_errors"]
+__all__ = ["OncePer", "out_of_files", "quiet_accept_errors", "quiet_refusals"]
 
 _NO_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 
@@ -99,3 +101,41 @@ def quiet_accept_errors(once: OncePer, message: str) -> Iterator[None]:
         yield
     finally:
         loop.set_exception_handler(previous)
+
+
+class _OncePerFilter(logging.Filter):
+    """Lets a record with ``message`` through once per interval (a count rides on the next)."""
+
+    def __init__(self, message: str, interval: float, clock: Callable[[], float]) -> None:
+        super().__init__()
+        self._message = message
+        self._interval = interval
+        self._clock = clock
+        self._last: float | None = None
+        self._held = 0
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage() != self._message:
+            return True
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval:
+            self._held += 1
+            return False
+        if self._held:
+            record.msg = f"{self._message} ({self._held} more since the last such line)"
+            record.args = None
+        self._last, self._held = now, 0
+        return True
+
+
+@contextlib.contextmanager
+def quiet_refusals(interval: float = 10.0) -> Iterator[None]:
+    """While in the block, uvicorn's "Exceeded concurrency limit." (one line per request it
+    answers 503 at ``--max-connections``) is logged once per ``interval`` seconds."""
+    target = logging.getLogger("uvicorn.error")
+    refusals = _OncePerFilter("Exceeded concurrency limit.", interval, time.monotonic)
+    target.addFilter(refusals)
+    try:
+        yield
+    finally:
+        target.removeFilter(refusals)

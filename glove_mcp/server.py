@@ -46,7 +46,7 @@ from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
 from glove_core.types import new_id
 from glove_mcp._http_limits import HttpLimits, uvicorn_config
-from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors
+from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
 from glove_mcp._request_body import read_json
 from glove_mcp._session_cache import (
     CachedSession,
@@ -154,7 +154,7 @@ class HeadlessServer:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         try:
-            with quiet_accept_errors(self._no_files, _NO_FILES):
+            with quiet_accept_errors(self._no_files, _NO_FILES), quiet_refusals():
                 yield
         finally:
             await self.aclose()

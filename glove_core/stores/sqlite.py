@@ -367,18 +367,10 @@ class SqliteStore(AsyncResource):
 
         await self._db.write(write)
 
-    # -- the session row --------------------------------------------------------------------
-
     async def create_session(self) -> bool:
-        """Record the conversation in the file unless it is there already.
-
-        One primary-key insert, so its cost does not grow with the number of sessions. The
-        database decides between racing callers, in one process or several: exactly one of
-        them gets True.
-
-        Returns:
-            True when this call created the conversation, False when it existed.
-        """
+        """Record the conversation in the file: True when this call created it, False when it
+        existed. One primary-key insert (its cost does not grow with the number of sessions);
+        of racing callers, in one process or several, exactly one gets True."""
         sid = self._session_id
         return await self._db.write(lambda conn: _sqlite_sessions.create_session(conn, sid))
 
