@@ -144,6 +144,9 @@ class SqliteEventQueue(AsyncResource):
         session_id: the conversation the events belong to.
         busy_timeout: seconds a write waits for another connection's write before raising
             ``StoreError``.
+        check_pages: run SQLite's ``quick_check`` when the connection opens (it reads the
+            whole file: about 0.7 ms per MB). False only where this process has checked the
+            file already, as the headless server does once for all its sessions.
 
     Raises:
         StoreCorruptError: (on first use) the file is not a SQLite database or is damaged.
@@ -159,11 +162,16 @@ class SqliteEventQueue(AsyncResource):
         session_id: str,
         *,
         busy_timeout: float = SQLITE_BUSY_TIMEOUT,
+        check_pages: bool = True,
     ) -> None:
         self._path = str(path)
         self._session_id = session_id
         self._db = SqliteDatabase(
-            self._path, _EVENTS_SCHEMA, busy_timeout=busy_timeout, owner=repr(self)
+            self._path,
+            _EVENTS_SCHEMA,
+            busy_timeout=busy_timeout,
+            owner=repr(self),
+            check_pages=check_pages,
         )
 
     @property

@@ -164,7 +164,8 @@ async def serve(args: argparse.Namespace) -> int:
         assert model is not None
         # Events wait in the server's database: one answered "deferred" survives the session
         # being closed or the server restarting, and its id stays known (duplicates refused).
-        queue = SqliteEventQueue(db, session_id)
+        # check_pages=False: the server checked the file once, before any session opened.
+        queue = SqliteEventQueue(db, session_id, check_pages=False)
         stack.push_async_callback(queue.aclose)
         glove = Glove(
             model=model,
@@ -173,7 +174,9 @@ async def serve(args: argparse.Namespace) -> int:
             server_mode=True,
             events=EventsConfig(queue=queue),
         )
-        adapter = SqliteMcpAdapter(db, session_id, tokens=_token_lookup(store, entries))
+        adapter = SqliteMcpAdapter(
+            db, session_id, tokens=_token_lookup(store, entries), check_pages=False
+        )
         stack.push_async_callback(adapter.aclose)
         mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
         stack.push_async_callback(mount.aclose)

@@ -161,6 +161,9 @@ class SqliteMcpAdapter(AsyncResource):
         conversation_id: the conversation whose active ids this adapter holds.
         tokens: bearer tokens per server id (a mapping, or a function id → token).
         busy_timeout: seconds a write waits for another writer before raising ``StoreError``.
+        check_pages: run SQLite's ``quick_check`` when the connection opens (it reads the
+            whole file: about 0.7 ms per MB). False only where this process has checked the
+            file already, as the headless server does once for all its sessions.
 
     Raises:
         StoreCorruptError: (on first use) the file is not a SQLite database or is damaged.
@@ -177,6 +180,7 @@ class SqliteMcpAdapter(AsyncResource):
         tokens: TokenMap | None = None,
         *,
         busy_timeout: float = SQLITE_BUSY_TIMEOUT,
+        check_pages: bool = True,
     ) -> None:
         self.path = Path(path)
         self.conversation_id = conversation_id
@@ -187,6 +191,7 @@ class SqliteMcpAdapter(AsyncResource):
             _ACTIVE_SCHEMA,
             busy_timeout=busy_timeout,
             closed_error=lambda: McpStateError(message),
+            check_pages=check_pages,
         )
 
     @property

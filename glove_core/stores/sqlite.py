@@ -68,6 +68,7 @@ class SqliteStore(AsyncResource):
         turn_lock_timeout: seconds a turn waits for a turn of the same conversation running
             elsewhere (another process or store object) before raising
             ``ConversationLockedError``; default 300, None waits as long as it takes.
+        check_pages: run ``quick_check`` at open; see ``SqliteDatabase`` for when not to.
 
     Raises:
         StoreCorruptError: (on first use) the file is not a SQLite database or is damaged.
@@ -90,6 +91,7 @@ class SqliteStore(AsyncResource):
         *,
         busy_timeout: float = SQLITE_BUSY_TIMEOUT,
         turn_lock_timeout: float | None = DEFAULT_TURN_LOCK_TIMEOUT,
+        check_pages: bool = True,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise ValueError(f"session_id must be a non-empty string, got {session_id!r}")
@@ -104,7 +106,11 @@ class SqliteStore(AsyncResource):
         self._session_id = session_id
         self._turn_lock_timeout = turn_lock_timeout
         self._db = SqliteDatabase(
-            self._path, STORE_SCHEMA, busy_timeout=busy_timeout, owner=repr(self)
+            self._path,
+            STORE_SCHEMA,
+            busy_timeout=busy_timeout,
+            owner=repr(self),
+            check_pages=check_pages,
         )
 
     # -- lifecycle --------------------------------------------------------------------------
