@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
@@ -17,17 +16,10 @@ from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.connect import McpClientPool
 from glove_mcp.server import HeadlessServer
 from glove_mcp.testing import McpTestServer, serve
+from tests.glove_mcp._server_harness import sse_events
 
 KEY = "test-api-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
-
-
-def sse_events(body: str) -> list[tuple[str, dict[str, Any]]]:
-    events = []
-    for frame in body.strip().split("\n\n"):
-        lines = dict(line.split(": ", 1) for line in frame.splitlines())
-        events.append((lines["event"], json.loads(lines["data"])))
-    return events
 
 
 @asynccontextmanager
