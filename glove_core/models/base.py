@@ -10,7 +10,28 @@ from glove_core.subscribers import ModelResponseCompleteEvent, ModelResponseEven
 from glove_core.tools import ToolSpec
 from glove_core.types import Message, Usage
 
-__all__ = ["ModelAdapter", "ModelRequest", "ModelResponse"]
+__all__ = ["ModelAdapter", "ModelRequest", "ModelResponse", "without_render_data"]
+
+
+def without_render_data(messages: list[Message]) -> list[Message]:
+    """``messages`` with every tool result's ``render_data`` taken out (client-only data by
+    contract); the same list when none has any, and the same message objects where they had
+    none."""
+    if not any(r.result.render_data is not None for m in messages for r in m.tool_results or ()):
+        return messages
+    stripped: list[Message] = []
+    for message in messages:
+        results = message.tool_results
+        if results and any(r.result.render_data is not None for r in results):
+            clean = [
+                r.model_copy(update={"result": r.result.model_copy(update={"render_data": None})})
+                if r.result.render_data is not None
+                else r
+                for r in results
+            ]
+            message = message.model_copy(update={"tool_results": clean})
+        stripped.append(message)
+    return stripped
 
 
 @dataclass
@@ -36,6 +57,10 @@ class ModelRequest:
     ``max_tokens``, when set, limits this one reply (e.g. a token cap on an MCP server's
     sampling request). The adapter's own limit still applies: the smaller of the two wins.
     None means the adapter's limit alone.
+
+    Tool results in ``messages`` never carry ``render_data``: it is data for the application's
+    UI, so it is taken out here, whoever builds the request, before any adapter sees it (the
+    store and subscribers keep it).
     """
 
     system: str
@@ -47,6 +72,7 @@ class ModelRequest:
     max_tokens: int | None = None
 
     def __post_init__(self) -> None:
+        self.messages = without_render_data(self.messages)
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1 (or None), got {self.max_tokens}")
         if self.saved_count < 0:
