@@ -34,6 +34,7 @@ from glove_core.models.base import ModelResponse as ModelResponse
 from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatModel
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
 from glove_core.result import RequestResult as RequestResult
+from glove_core.result_limits import ResultLimits as ResultLimits
 from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
@@ -60,6 +61,8 @@ from glove_core.types import ToolCall as ToolCall
 from glove_core.types import ToolResult as ToolResult
 from glove_core.types import ToolResultData as ToolResultData
 from glove_core.types import Usage as Usage
+from glove_core.untrusted import mark_untrusted as mark_untrusted
+from glove_core.untrusted import untrusted_text as untrusted_text
 
 if TYPE_CHECKING:
     from glove_core.models.anthropic import AnthropicModel as AnthropicModel
@@ -90,6 +93,7 @@ __all__ = [
     "OpenAICompatModel",
     "PermissionStore",
     "RequestResult",
+    "ResultLimits",
     "RetryPolicy",
     "ScriptedModel",
     "Slot",
@@ -112,8 +116,10 @@ __all__ = [
     "disable_tools",
     "enable_tools",
     "instruction",
+    "mark_untrusted",
     "notice",
     "tool",
+    "untrusted_text",
 ]
 
 # Names the root exported until 0.2, and the submodule that holds each now.

@@ -12,12 +12,13 @@ import inspect
 import json
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.context_items import current_tool_call
 from glove_core.display import DisplayManager
+from glove_core.result_limits import ResultLimits, bound_result
 from glove_core.stores.base import PermissionStore, StoreAdapter
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
@@ -41,6 +42,8 @@ class ToolRunner:
     """Remembers permission answers when it is a ``PermissionStore``."""
     publish: Publish
     max_retries: int
+    limits: ResultLimits = field(default_factory=ResultLimits)
+    """The bound every result is held to before it is published or saved."""
 
 
 async def execute_tool_calls(
@@ -91,6 +94,9 @@ async def _run_call(
         )
     else:
         data = await _run_known(runner, tool, call, signal)
+    # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
+    # a provider refuses, reaches subscribers, the store or the model.
+    data = bound_result(data, runner.limits)
     result = ToolResult(call_id=call.id, name=call.name, result=data)
     await runner.publish(ToolUseResult(call.id, call.name, dict(call.input), data))
     return result

@@ -49,6 +49,7 @@ from glove_core.loop import (
 )
 from glove_core.models.base import ModelAdapter
 from glove_core.resources import AsyncResource
+from glove_core.result_limits import ResultLimits
 from glove_core.stores.base import StoreAdapter, TurnLockStore
 from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
@@ -76,6 +77,7 @@ class Glove(AsyncResource):
         max_retries: how often a tool that raised is retried before its error is reported.
         events: how outside events are queued, woken on and formatted (``EventsConfig``).
         max_context_bytes: bytes (as JSON) of ``add_context`` items waiting at once; 256 KiB.
+        result_limits: bounds of one tool result and its media (``ResultLimits``).
 
     Example:
         >>> agent = Glove(model=ScriptedModel(["Hi!"]), system_prompt="Be brief.").build()
@@ -94,6 +96,8 @@ class Glove(AsyncResource):
         max_retries: int = 3,
         events: EventsConfig | None = None,
         max_context_bytes: int = MAX_CONTEXT_PENDING_BYTES,
+        *,
+        result_limits: ResultLimits | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -106,6 +110,7 @@ class Glove(AsyncResource):
         self._compaction = compaction
         self.max_turns = max_turns
         self.max_retries = max_retries
+        self.result_limits = result_limits if result_limits is not None else ResultLimits()
         self._subscribers = SubscriberSet()
         self._folded = FoldedTools()
         self._subagents = SubAgentRegistry(self._subscribers)
@@ -316,13 +321,8 @@ class Glove(AsyncResource):
         await self._take_turn(AbortSignal(), None)
 
     def _loop_parts(self) -> LoopParts:
-        runner = ToolRunner(
-            agent=self,
-            display=self._display,
-            store=self._store,
-            publish=self._subscribers.publish,
-            max_retries=self.max_retries,
-        )
+        publish, limits = self._subscribers.publish, self.result_limits
+        runner = ToolRunner(self, self._display, self._store, publish, self.max_retries, limits)
         return LoopParts(
             settings=self._settings,
             store=self._store,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from glove_mcp.bridge import MCP_NAMESPACE_SEP as MCP_NAMESPACE_SEP
     from glove_mcp.bridge import bridge_mcp_tool as bridge_mcp_tool
     from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
+    from glove_mcp.bridge import untrusted_output as untrusted_output
     from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
     from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
     from glove_mcp.catalogue import match_entries as match_entries
@@ -59,6 +60,7 @@ __all__ = [
     "json_schema_to_shape",
     "match_entries",
     "mount_mcp",
+    "untrusted_output",
 ]
 
 _HOMES = {
@@ -82,6 +84,7 @@ _HOMES = {
     "json_schema_to_shape": "glove_mcp.bridge",
     "match_entries": "glove_mcp.catalogue",
     "mount_mcp": "glove_mcp.mount",
+    "untrusted_output": "glove_mcp.bridge",
 }
 
 # Names the root exported until 0.2, and the submodule that holds each now.

@@ -22,6 +22,7 @@ from glove_mcp.errors import (
     GloveMcpError,
     McpAuthExpiredError,
     McpProtocolError,
+    McpResponseTooLargeError,
     McpServerUnavailableError,
     McpTimeoutError,
     OAuthFlowError,
@@ -95,6 +96,8 @@ def open_failure(
             return OAuthFlowError(oauth_advice(leaf)).about(namespace, url)
     if session.unauthorized:
         return auth_expired(namespace, url, auth)
+    if session.too_large:
+        return McpResponseTooLargeError(namespace, url, what, session.max_message_bytes)
     for leaf in found:
         if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
             return McpTimeoutError(namespace, url, what, timeout)
@@ -111,24 +114,28 @@ def open_failure(
 
 @dataclass(frozen=True)
 class Answers:
-    """How many 401, 403 ``insufficient_scope`` and 404 answers a session had had."""
+    """How many 401, 403 ``insufficient_scope`` and 404 answers a session had had, and how
+    many responses it stopped reading at ``max_message_bytes``."""
 
     unauthorized: int
     insufficient_scope: int
     not_found: int
+    too_large: int = 0
 
     @classmethod
     def of(cls, session: Session) -> Answers:
         """The session's counts now."""
-        return cls(session.unauthorized, session.insufficient_scope, session.not_found)
+        return cls(
+            session.unauthorized, session.insufficient_scope, session.not_found, session.too_large
+        )
 
 
 RequestFailure = Literal[
-    "unauthorized", "insufficient_scope", "expired", "timeout", "closed", "error"
+    "unauthorized", "insufficient_scope", "too_large", "expired", "timeout", "closed", "error"
 ]
 """What a failed request ran into: a 401 a fresh token did not cure; a token lacking a scope;
-the server forgot the session; the server's timeout; the connection closed; a JSON-RPC error
-of the server's own."""
+an answer larger than ``max_message_bytes``; the server forgot the session; the server's
+timeout; the connection closed; a JSON-RPC error of the server's own."""
 
 
 def request_failure(exc: MCPError, session: Session, before: Answers) -> RequestFailure:
@@ -138,6 +145,8 @@ def request_failure(exc: MCPError, session: Session, before: Answers) -> Request
         return "unauthorized"
     if session.insufficient_scope > before.insufficient_scope:
         return "insufficient_scope"
+    if session.too_large > before.too_large:
+        return "too_large"
     code = exc.error.code
     if session.not_found > before.not_found or (
         code == types.INVALID_REQUEST and exc.error.message == "Session terminated"

@@ -31,6 +31,14 @@ instead of five):
   socket; reading that last bit first (bounded in bytes and time, after the caller already has
   its answer) returns the socket to the pool for the session's next request.
 
+Size: every message from the server is bounded (``max_message_bytes``): a JSON response's
+body in total, and each event of an SSE response (a POST's, and the standalone ``GET``
+stream's, which carries many messages over the session's life, so only its events are
+bounded, never the stream). Past the bound the client stops reading, closes the response and
+tells the session (``on_too_large``), so the request fails with an error naming the limit
+instead of the whole body being held in memory, saved and shown to a model. A body whose
+``Content-Length`` is already over the bound is not read at all.
+
 Proxies: like an ``httpx2.AsyncClient`` left to its defaults, the pool's own transport goes
 through the proxies the environment names (``HTTP_PROXY``, ``HTTPS_PROXY``, ``ALL_PROXY``, or
 the system's settings) except for hosts ``NO_PROXY`` exempts, and trusts ``SSL_CERT_FILE``.
@@ -38,6 +46,7 @@ the system's settings) except for hosts ``NO_PROXY`` exempts, and trusts ``SSL_C
 
 from __future__ import annotations
 
+import re
 import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from ssl import SSLContext
@@ -48,10 +57,17 @@ import httpx2
 from glove_core.resources import AsyncResource
 from glove_mcp.errors import McpStateError
 
-__all__ = ["McpClientPool", "observe_status"]
+__all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "McpClientPool", "MessageTooLarge", "observe_status"]
 
 _DRAIN_BYTES = 64 * 1024
 _DRAIN_SECONDS = 0.5
+
+DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024
+"""The most bytes one message from an MCP server may take (8 MiB): room for the largest
+image a model takes (5 MiB, about 6.7 MiB in base64) and far more text than a model reads."""
+
+# An SSE event ends at a blank line, whichever line ending the server uses.
+_EVENT_END = re.compile(rb"\r\n\r\n|\n\n|\r\r")
 
 
 class McpClientPool(AsyncResource):
@@ -103,6 +119,8 @@ class McpClientPool(AsyncResource):
         timeout: httpx2.Timeout | float = 30.0,
         *,
         server_stream: bool | Callable[[], bool] = True,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_too_large: Callable[[int], None] | None = None,
     ) -> httpx2.AsyncClient:
         """A new client for one session, sending through the shared transport. The caller owns
         it and closes it; closing it leaves the shared transport open.
@@ -114,6 +132,10 @@ class McpClientPool(AsyncResource):
                 locally with an idle stream (see the module docstring); a function is asked
                 when that ``GET`` is sent (after the handshake, so it can look at what the
                 server declared).
+            max_message_bytes: the most bytes of one message (a JSON body, one SSE event);
+                reading stops past it (see the module docstring).
+            on_too_large: called with the limit when a response went past it, just before
+                reading it fails.
 
         Raises:
             McpStateError: the pool is closed.
@@ -121,7 +143,12 @@ class McpClientPool(AsyncResource):
         return httpx2.AsyncClient(
             auth=auth,
             timeout=timeout,
-            transport=_SessionTransport(self.transport, server_stream=server_stream),
+            transport=_SessionTransport(
+                self.transport,
+                server_stream=server_stream,
+                max_message_bytes=max_message_bytes,
+                on_too_large=on_too_large,
+            ),
             follow_redirects=False,
             trust_env=False,  # the shared transport already took what the environment says
         )
@@ -233,15 +260,102 @@ class _DrainOnClose(httpx2.AsyncByteStream):
             await self._inner.aclose()
 
 
+class MessageTooLarge(httpx2.SSEError):
+    """A message from the server went past ``max_message_bytes``; reading it stopped.
+
+    An ``SSEError`` (a transport error), so the SDK fails only the request whose response it
+    was, or lets its standalone stream reconnect, and never retries by resuming the stream
+    (which would replay the same message)."""
+
+    def __init__(self, limit: int, what: str) -> None:
+        self.limit = limit
+        super().__init__(f"{what} is larger than {limit:,} bytes (max_message_bytes)")
+
+
+class _JsonTooLarge(MessageTooLarge, httpx2.StreamError):
+    """The same for a JSON body, which the SDK reads as a broken stream: it fails that one
+    request (a ``StreamError``)."""
+
+
+class _Bounded(httpx2.AsyncByteStream):
+    """A response body read only up to ``limit`` bytes: in total, or per SSE event."""
+
+    def __init__(
+        self,
+        inner: httpx2.AsyncByteStream,
+        limit: int,
+        *,
+        per_event: bool,
+        declared: int | None,
+        on_too_large: Callable[[int], None] | None,
+    ) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._per_event = per_event
+        self._declared = declared
+        self._on_too_large = on_too_large
+        self._count = 0  # bytes of the body, or of the SSE event being read
+        self._tail = b""  # the last bytes of the previous chunk: an event end may straddle it
+
+    def _fail(self) -> MessageTooLarge:
+        if self._on_too_large is not None:
+            self._on_too_large(self._limit)
+        if self._per_event:
+            return MessageTooLarge(self._limit, "an event of the server's SSE stream")
+        return _JsonTooLarge(self._limit, "the server's response")
+
+    def _feed(self, chunk: bytes) -> None:
+        if not self._per_event:
+            self._count += len(chunk)
+            if self._count > self._limit:
+                raise self._fail()
+            return
+        data = self._tail + chunk
+        before = self._count - len(self._tail)  # bytes of the current event before ``data``
+        start = 0
+        for end in _EVENT_END.finditer(data):
+            if end.end() <= len(self._tail):
+                continue  # seen with the previous chunk
+            if before + end.start() - start > self._limit:
+                raise self._fail()
+            before, start = 0, end.end()
+        self._count = before + len(data) - start
+        if self._count > self._limit:
+            raise self._fail()
+        self._tail = data[-3:]
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        if self._declared is not None and self._declared > self._limit and not self._per_event:
+            raise self._fail()  # not one byte of it is worth reading
+        async for chunk in self._inner:
+            self._feed(chunk)
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+def _declared_length(headers: httpx2.Headers) -> int | None:
+    value = headers.get("content-length", "")
+    return int(value) if value.isdigit() else None
+
+
 class _SessionTransport(httpx2.AsyncBaseTransport):
     """One session's view of the shared transport (see the module docstring); closing it
     leaves the shared transport open."""
 
     def __init__(
-        self, shared: httpx2.AsyncBaseTransport, *, server_stream: bool | Callable[[], bool]
+        self,
+        shared: httpx2.AsyncBaseTransport,
+        *,
+        server_stream: bool | Callable[[], bool],
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        on_too_large: Callable[[int], None] | None = None,
     ) -> None:
         self._shared = shared
         self._server_stream = server_stream
+        self._limit = max_message_bytes
+        self._on_too_large = on_too_large
 
     def _opens_server_stream(self) -> bool:
         wanted = self._server_stream
@@ -262,12 +376,17 @@ class _SessionTransport(httpx2.AsyncBaseTransport):
             )
         response = await self._shared.handle_async_request(request)
         body = response.stream
-        if (
-            request.method == "POST"
-            and isinstance(body, httpx2.AsyncByteStream)
-            and _mentions_sse(response.headers, "content-type")
-        ):
-            response.stream = _DrainOnClose(body)
+        if not isinstance(body, httpx2.AsyncByteStream):
+            return response
+        sse = _mentions_sse(response.headers, "content-type")
+        bounded = _Bounded(
+            body,
+            self._limit,
+            per_event=sse,
+            declared=_declared_length(response.headers),
+            on_too_large=self._on_too_large,
+        )
+        response.stream = _DrainOnClose(bounded) if sse and request.method == "POST" else bounded
         return response
 
     async def aclose(self) -> None:

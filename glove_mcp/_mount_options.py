@@ -25,7 +25,9 @@ import httpx2
 import mcp_types as types
 
 from glove_core import Glove, ModelAdapter, Tool
+from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES
 from glove_mcp._listing import DEFAULT_LISTING_LIMITS, ListingLimits
+from glove_mcp._results import DEFAULT_MAX_RESULT_CHARS, check_max_result_chars
 from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
 from glove_mcp._tasks import TaskPolicy
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -36,6 +38,8 @@ from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, answer_sampling
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "DEFAULT_MAX_RESULT_CHARS",
     "DEFAULT_SAMPLING_MAX_TOKENS",
     "INSTRUCTIONS_KEY",
     "MAX_INSTRUCTIONS_CHARS",
@@ -98,6 +102,12 @@ class MountOptions:
     tasks: TaskPolicy = "never"
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
     listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    mark_untrusted: bool = False
+
+    def __post_init__(self) -> None:
+        check_max_result_chars(self.max_result_chars)
 
 
 def unique_entries(entries: Sequence[McpCatalogueEntry]) -> dict[str, McpCatalogueEntry]:
@@ -153,6 +163,7 @@ def server_connection(
         protocol=entry.protocol,
         requests=requests,
         tasks=options.tasks,
+        max_message_bytes=options.max_message_bytes,
     )
 
 

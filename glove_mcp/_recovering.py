@@ -15,6 +15,10 @@ Recovery contract of every request (``_request``):
 - connection refused / reset / timeout: ``McpServerUnavailableError`` / ``McpTimeoutError``
   naming the server; the broken session is dropped and the next call reconnects.
 - an answer that is not a valid result: ``McpProtocolError`` naming the fields.
+- an answer larger than ``max_message_bytes`` (HTTP): not read; ``McpResponseTooLargeError``
+  naming the limit, and the session stays open. Over stdio the SDK reads each line whole: a
+  stdio server is a process of the user's own, which could take the memory anyway, and what
+  it returns is bounded by the bridge and the tool runner before anything is kept.
 
 ``McpServerConnection`` (``glove_mcp.connect``) is the MCP API over it.
 """
@@ -40,7 +44,7 @@ from glove_mcp._failures import (
     open_failure,
     request_failure,
 )
-from glove_mcp._http import McpClientPool
+from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
 from glove_mcp._server_requests import (
     ServerRequests,
 )
@@ -50,6 +54,7 @@ from glove_mcp._tool_filter import ToolFilter
 from glove_mcp.errors import (
     McpInsufficientScopeError,
     McpProtocolError,
+    McpResponseTooLargeError,
     McpServerUnavailableError,
     McpSessionExpiredError,
     McpStateError,
@@ -94,7 +99,13 @@ class RecoveringConnection(AsyncResource):
         protocol: ProtocolChoice = "auto",
         requests: ServerRequests | None = None,
         tasks: TaskPolicy = "never",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
+            raise ValueError(
+                f"MCP connection {namespace!r}: max_message_bytes must be a whole number of "
+                f"bytes, at least 1024, got {max_message_bytes!r}"
+            )
         if protocol not in ("auto", "legacy"):
             raise ValueError(
                 f"MCP connection {namespace!r}: protocol must be 'auto' or 'legacy', "
@@ -122,6 +133,8 @@ class RecoveringConnection(AsyncResource):
         self.connect_timeout = connect_timeout
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
+        self.max_message_bytes = max_message_bytes
+        """The most bytes one message from the server may take (see ``glove_mcp._http``)."""
         self.protocol: ProtocolChoice = protocol
         """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
         self.tasks: TaskPolicy = tasks
@@ -218,6 +231,7 @@ class RecoveringConnection(AsyncResource):
                 env=self._env,
                 protocol=self.protocol,
                 requests=self.requests,
+                max_message_bytes=self.max_message_bytes,
             )
             self._session = fresh
             try:
@@ -295,6 +309,11 @@ class RecoveringConnection(AsyncResource):
                 if failure == "insufficient_scope":
                     raise McpInsufficientScopeError(
                         self.namespace, self.url, session.required_scope
+                    ) from exc
+                if failure == "too_large":
+                    # The session is fine: only that answer went unread.
+                    raise McpResponseTooLargeError(
+                        self.namespace, self.url, what, self.max_message_bytes
                     ) from exc
                 if failure == "error":
                     raise McpProtocolError(

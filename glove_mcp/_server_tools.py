@@ -8,9 +8,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
-from glove_core import Tool
-from glove_mcp._listing import ListingLimits, bound_listing
-from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader
+from glove_core import Glove, Tool
+from glove_mcp._listing import bound_listing
+from glove_mcp._mount_options import MountOptions
+from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader, untrusted_output
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
@@ -47,12 +48,13 @@ class LoadedServer:
 async def bridge_server(
     entry: McpCatalogueEntry,
     conn: McpServerConnection,
-    server_mode: bool,
-    wrap_tool: Callable[[Tool, McpCatalogueEntry], Tool] | None,
-    limits: ListingLimits,
+    glove: Glove,
+    options: MountOptions,
     publish: Callable[[McpEvent], Awaitable[None]],
 ) -> tuple[list[tuple[Tool, str]], str | None]:
-    """List the server's tools within ``limits`` and bridge each.
+    """List the server's tools within ``options.listing_limits`` and bridge each, with the
+    mount's result bounds (``options.max_result_chars``, the Glove's ``result_limits``),
+    marked untrusted when ``options.mark_untrusted``, then through ``options.wrap_tool``.
 
     A listing over a bound is logged and published (``McpListingLimited``) here, and still
     bridged with what fits.
@@ -64,6 +66,7 @@ async def bridge_server(
     Raises:
         McpActivationError: two tools would have the same bridged name.
     """
+    limits = options.listing_limits
     listing = bound_listing(entry.id, await conn.list_tools(limit=limits.max_tools + 1), limits)
     note = listing.summary(entry.id)
     if note is not None:
@@ -77,17 +80,25 @@ async def bridge_server(
                 listing.more_tools,
             )
         )
+    chars, results = options.max_result_chars, glove.result_limits
+
+    def wrap(tool: Tool) -> Tool:
+        if options.mark_untrusted:
+            tool = untrusted_output(tool, entry)
+        return options.wrap_tool(tool, entry) if options.wrap_tool is not None else tool
+
     bridged: list[tuple[Tool, str]] = []
     for mcp_tool in listing.tools:
-        tool = bridge_mcp_tool(conn, mcp_tool, server_mode)
-        if wrap_tool is not None:
-            tool = wrap_tool(tool, entry)
-        bridged.append((tool, mcp_tool.name))
+        tool = bridge_mcp_tool(
+            conn, mcp_tool, glove.server_mode, max_result_chars=chars, limits=results
+        )
+        bridged.append((wrap(tool), mcp_tool.name))
     # A server that declares resources also gets the tool that reads them (resource links
     # in results name it).
-    reader = resource_reader(conn, [real for _, real in bridged])
+    listed = [real for _, real in bridged]
+    reader = resource_reader(conn, listed, max_result_chars=chars, limits=results)
     if reader is not None:
-        bridged.append((wrap_tool(reader, entry) if wrap_tool else reader, READ_RESOURCE_TOOL))
+        bridged.append((wrap(reader), READ_RESOURCE_TOOL))
     names = [t.name for t, _ in bridged]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})

@@ -31,7 +31,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, 
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from glove_mcp._http import McpClientPool, observe_status
+from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp._server_requests import ServerRequests
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
@@ -72,8 +72,12 @@ class Session:
         env: dict[str, str] | None = None,
         protocol: ProtocolChoice = "auto",
         requests: ServerRequests | None = None,
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
         self.namespace = namespace
+        self.max_message_bytes = max_message_bytes
+        self.too_large = 0
+        """Responses whose reading stopped at ``max_message_bytes``."""
         self.requests = requests or ServerRequests()
         self.protocol = protocol
         self.url = url
@@ -130,6 +134,15 @@ class Session:
             c is not None and c.list_changed for c in (caps.tools, caps.prompts, caps.resources)
         )
 
+    def _too_large(self, limit: int) -> None:
+        self.too_large += 1
+        logger.warning(
+            "MCP server %r sent a message larger than %d bytes (max_message_bytes); "
+            "it was not read",
+            self.namespace,
+            limit,
+        )
+
     def _note(self, response: httpx2.Response) -> None:
         status = self.last_status = response.status_code
         if status == 403:
@@ -175,9 +188,15 @@ class Session:
                         observe_status(self._auth, self._note),
                         self._timeout,
                         server_stream=self._wants_server_stream,
+                        max_message_bytes=self.max_message_bytes,
+                        on_too_large=self._too_large,
                     )
                 )
-                transport = streamable_http_client(self.url, http_client=http)
+                # The client's transport bounds each event first (and says so); the SDK's own
+                # bound is a backstop at the same size.
+                transport = streamable_http_client(
+                    self.url, http_client=http, max_sse_event_size=self.max_message_bytes
+                )
             read, write = await stack.enter_async_context(transport)
             session = await stack.enter_async_context(
                 ClientSession(

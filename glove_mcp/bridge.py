@@ -1,4 +1,4 @@
-"""Bridging: one MCP server tool becomes one ordinary glove_core ``Tool``.
+r"""Bridging: one MCP server tool becomes one ordinary glove_core ``Tool``.
 
 Names are ``<namespace>__<tool>`` (``MCP_NAMESPACE_SEP``), made valid for every model provider:
 only ``[A-Za-z0-9_-]`` and at most 64 characters. A name that had to be sanitised or shortened
@@ -8,22 +8,20 @@ never end in ``_`` and fit in 40 characters (``McpCatalogueEntry``), so the firs
 bridged name always ends the id (``split_bridged_name``): two servers of a mount can never
 offer the same name, whatever their tools are called.
 
-Results: ``structured_content`` when the server sent it, else the text blocks joined by newlines.
-Images go to the model as ``ImagePart`` in ``ToolResultData.content``, and so do embedded blob
-resources whose type a model takes (PNG, JPEG, GIF, WebP). Audio and other blobs have no
-content part in glove_core, so the model sees a placeholder giving their type and size (a
-``text/*`` blob in UTF-8 is shown as its text); the
-bytes stay in ``render_data`` (the full content list in MCP's JSON shape, empty fields left out)
-for the application's UI. A block annotated for the user alone (``audience == ["user"]``) goes
-to ``render_data`` only, never to the model. A resource link says how to read it: with the
-server's ``<id>__read_resource`` tool (``bridge_resource_reader``), which a mount offers for
-every server that declares the resources capability (``offers_resources``). A result over
-``max_result_chars`` is cut, with a notice saying how much was cut.
+Results (``glove_mcp._results``): ``structured_content`` when the server sent it, else the
+text blocks joined by newlines; images a model takes as ``ImagePart``\s, other media as
+placeholders, everything in ``render_data`` for the application's UI. Every result is bounded
+before anything is made of it: text to ``max_result_chars`` (cut with a note saying how much),
+media to ``ResultLimits`` (size, count, valid base64; a bad block becomes a note), so the
+model, ``render_data`` and the stored history all get the bounded result. Connection failures,
+JSON-RPC errors among them, become error results cut to the same ``max_result_chars``. A
+resource link says how to read it: with the server's ``<id>__read_resource`` tool
+(``bridge_resource_reader``), which a mount offers for every server that declares the
+resources capability (``offers_resources``).
 """
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import re
@@ -32,25 +30,23 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from glove_core import ImagePart, Tool, ToolContext, ToolResultData
+from glove_core import Tool, ToolContext, ToolResultData
+from glove_core.result_limits import ResultLimits, cut_text
+from glove_core.untrusted import mark_untrusted
 from glove_mcp._resources import declared_capabilities
+from glove_mcp._results import (
+    DEFAULT_MAX_RESULT_CHARS,
+    MODEL_IMAGE_TYPES,
+    check_max_result_chars,
+    convert_call_result,
+    convert_read_result,
+)
 from glove_mcp._tool_filter import include_tool
+from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ConnectionState, McpServerConnection
 from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
 from glove_mcp.events import McpProgress
-from glove_mcp.types import (
-    McpAudioContent,
-    McpCallResult,
-    McpContent,
-    McpEmbeddedResource,
-    McpImageContent,
-    McpReadResult,
-    McpResourceContents,
-    McpResourceLink,
-    McpTextContent,
-    McpTool,
-    McpToolAnnotations,
-)
+from glove_mcp.types import McpTool, McpToolAnnotations
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
@@ -67,6 +63,7 @@ __all__ = [
     "offers_resources",
     "resource_reader",
     "split_bridged_name",
+    "untrusted_output",
 ]
 
 MCP_NAMESPACE_SEP = "__"
@@ -75,14 +72,8 @@ MCP_NAMESPACE_SEP = "__"
 MAX_TOOL_NAME_LENGTH = 64
 """The longest tool name every provider accepts."""
 
-DEFAULT_MAX_RESULT_CHARS = 100_000
-"""Results longer than this (as the model sees them) are cut with a notice."""
-
 READ_RESOURCE_TOOL = "read_resource"
 """The resource reader's name after the namespace: ``notion__read_resource``."""
-
-MODEL_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
-"""Image types every model provider takes as an image part; other images are placeholders."""
 
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 _HASH_LEN = 8
@@ -173,148 +164,6 @@ def _shape(node: Any, defs: dict[str, Any], depth: int, seen: frozenset[str]) ->
     return "any"
 
 
-# -- results -----------------------------------------------------------------------------------
-
-
-def _b64_size(data: str) -> int:
-    """The decoded size of base64 ``data``, without decoding it (blobs may be large)."""
-    chars = len(data) - data.count("\n") - data.count("\r")
-    return max(0, chars * 3 // 4 - data[-2:].count("="))
-
-
-def _blob_placeholder(resource: McpResourceContents, shown: bool) -> str:
-    kind = resource.mime_type or "binary"
-    size = _b64_size(resource.blob or "")
-    where = "attached as an image" if shown else "not shown to the model"
-    return f"[resource {resource.uri}: {kind}, {size:,} bytes; {where}]"
-
-
-def _text_of_blob(resource: McpResourceContents) -> str | None:
-    """A ``text/*`` blob's text, when it is UTF-8: servers send text as a blob too (the
-    reference server does), and the model can read it."""
-    if resource.blob is None or not (resource.mime_type or "").startswith("text/"):
-        return None
-    try:
-        return base64.b64decode(resource.blob, validate=False).decode("utf-8")
-    except (ValueError, UnicodeDecodeError):
-        return None
-
-
-def _is_model_image(resource: McpResourceContents) -> bool:
-    return resource.blob is not None and resource.mime_type in MODEL_IMAGE_TYPES
-
-
-def _for_user_only(block: McpContent) -> bool:
-    audience = block.annotations.audience if block.annotations is not None else None
-    return audience is not None and set(audience) == {"user"}
-
-
-def _text_of(block: McpContent, reader: str | None) -> str | None:
-    if isinstance(block, McpTextContent):
-        return block.text
-    if isinstance(block, McpAudioContent):
-        size = _b64_size(block.data)
-        return f"[audio: {block.mime_type}, {size} bytes; not shown to the model]"
-    if isinstance(block, McpEmbeddedResource):
-        resource = block.resource
-        text = resource.text if resource.text is not None else _text_of_blob(resource)
-        if text is not None:
-            return text
-        if _is_model_image(resource):
-            return None  # the image part itself reaches the model
-        return _blob_placeholder(resource, shown=False)
-    if isinstance(block, McpResourceLink):
-        how = f" — read it with {reader}" if reader else ""
-        return f"[resource link {block.uri}: {block.name}{how}]"
-    return None
-
-
-def _image_of(block: McpContent) -> ImagePart | None:
-    if isinstance(block, McpImageContent):
-        return ImagePart(media_type=block.mime_type, data=block.data)
-    if isinstance(block, McpEmbeddedResource) and _is_model_image(block.resource):
-        assert block.resource.mime_type is not None
-        return ImagePart(media_type=block.resource.mime_type, data=block.resource.blob)
-    return None
-
-
-def _cut(text: str, limit: int) -> str:
-    if len(text) <= limit:
-        return text
-    notice = (
-        f"\n[… result cut: showing {limit:,} of {len(text):,} characters "
-        f"({len(text) - limit:,} cut). Ask for less, e.g. a narrower query or a page.]"
-    )
-    return text[:limit] + notice
-
-
-def convert_call_result(
-    namespace: str,
-    tool_name: str,
-    result: McpCallResult,
-    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
-    *,
-    reader: str | None = None,
-) -> ToolResultData:
-    """Turn an ``McpCallResult`` into a ``ToolResultData`` (see the module docstring).
-
-    Args:
-        reader: the name of the server's resource reader tool, when it is offered; resource
-            links then say to read them with it.
-    """
-    render = [
-        block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in result.content
-    ]
-    for_model = [block for block in result.content if not _for_user_only(block)]
-    texts = [t for block in for_model if (t := _text_of(block, reader)) is not None]
-    images = [image for block in for_model if (image := _image_of(block)) is not None]
-    joined = "\n".join(texts)
-    if not joined and not images and len(for_model) < len(result.content):
-        # Everything was for the user's eyes: say so rather than send an empty result.
-        joined = "[the result was shown to the user only]"
-    if result.is_error:
-        detail = _cut(joined, max_result_chars) or "(the server gave no message)"
-        return ToolResultData(
-            status="error",
-            message=f"tool {tool_name!r} of MCP server {namespace!r} failed: {detail}",
-            render_data=render,
-        )
-    data: Any
-    if result.structured_content is not None:
-        data = result.structured_content
-        encoded = json.dumps(data, ensure_ascii=False, default=str)
-        if len(encoded) > max_result_chars:
-            data = _cut(encoded, max_result_chars)
-    else:
-        data = _cut(joined, max_result_chars)
-    return ToolResultData(status="success", data=data, render_data=render, content=images or None)
-
-
-def convert_read_result(
-    result: McpReadResult, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
-) -> ToolResultData:
-    """Turn an ``McpReadResult`` into what the model sees: text contents (and ``text/*`` blobs
-    in UTF-8) as text, images a model takes as ``ImagePart``\\s, other blobs as a placeholder
-    with their type and size.
-    Several contents are each headed by their URI. ``render_data`` holds every content."""
-    render = [c.model_dump(mode="json", by_alias=True, exclude_none=True) for c in result.contents]
-    texts: list[str] = []
-    images: list[ImagePart] = []
-    several = len(result.contents) > 1
-    for contents in result.contents:
-        text = contents.text if contents.text is not None else _text_of_blob(contents)
-        if text is not None:
-            texts.append(f"[resource {contents.uri}]\n{text}" if several else text)
-        elif _is_model_image(contents):
-            assert contents.mime_type is not None
-            images.append(ImagePart(media_type=contents.mime_type, data=contents.blob))
-            texts.append(_blob_placeholder(contents, shown=True))
-        else:
-            texts.append(_blob_placeholder(contents, shown=False))
-    data = _cut("\n".join(texts), max_result_chars) or "[the resource is empty]"
-    return ToolResultData(status="success", data=data, render_data=render, content=images or None)
-
-
 # -- the bridged tool -------------------------------------------------------------------------
 
 
@@ -340,6 +189,7 @@ def bridge_mcp_tool(
     server_mode: bool,
     *,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    limits: ResultLimits | None = None,
 ) -> Tool:
     """Make an MCP server tool an ordinary glove_core ``Tool``.
 
@@ -348,7 +198,10 @@ def bridge_mcp_tool(
         tool: the tool as the server listed it.
         server_mode: headless: the tool never asks permission. Otherwise only tools annotated
             read-only run without asking.
-        max_result_chars: results longer than this are cut with a notice.
+        max_result_chars: the characters of text one result may hold (default 100,000):
+            as the model sees it, in ``render_data`` and in an error message; the rest is cut
+            with a note saying how much.
+        limits: the media bounds of a result (size, count; ``ResultLimits()`` by default).
 
     Returns:
         A ``Tool`` named ``bridged_tool_name(connection.namespace, tool.name)`` whose
@@ -359,6 +212,7 @@ def bridge_mcp_tool(
     namespace = connection.namespace
     real_name = tool.name
     read_only = tool.read_only
+    check_max_result_chars(max_result_chars)
 
     async def do(input: dict[str, Any], ctx: ToolContext) -> ToolResultData:
         async def progress(done: float, total: float | None, message: str | None) -> None:
@@ -369,7 +223,7 @@ def bridge_mcp_tool(
         try:
             result = await connection.call_tool(real_name, input, on_progress=progress)
         except GloveMcpError as exc:
-            return _failure(namespace, real_name, exc)
+            return _failure(namespace, real_name, exc, max_result_chars)
         reader = bridged_tool_name(namespace, READ_RESOURCE_TOOL)
         return convert_call_result(
             namespace,
@@ -377,6 +231,7 @@ def bridge_mcp_tool(
             result,
             max_result_chars,
             reader=reader if offers_resources(connection) else None,
+            limits=limits,
         )
 
     return Tool(
@@ -389,16 +244,32 @@ def bridge_mcp_tool(
     )
 
 
-def _failure(namespace: str, tool_name: str, exc: GloveMcpError) -> ToolResultData:
+def _failure(namespace: str, tool_name: str, exc: GloveMcpError, max_chars: int) -> ToolResultData:
     """A connection failure as the model sees it: ``auth_expired`` for a 401 that survived a
-    fresh token (an application watches for that message), else the error's own text."""
+    fresh token (an application watches for that message), else the error's own text, cut to
+    ``max_chars`` (a JSON-RPC error's message is the server's to choose, of any size)."""
     if isinstance(exc, McpAuthExpiredError):
         return ToolResultData(
             status="error",
             message="auth_expired",
-            data={"server": namespace, "tool": tool_name, "detail": str(exc)},
+            data={
+                "server": namespace,
+                "tool": tool_name,
+                "detail": cut_text(str(exc), max_chars, "error"),
+            },
         )
-    return ToolResultData(status="error", message=str(exc))
+    return ToolResultData(status="error", message=cut_text(str(exc), max_chars, "error"))
+
+
+def untrusted_output(tool: Tool, entry: McpCatalogueEntry) -> Tool:
+    """Mark a bridged tool's output as untrusted: every result's text reaches the model in a
+    ``<tool_output source="MCP server '<id>'" note="…">`` envelope, escaped, saying it is data
+    from that server, not instructions (``glove_core.untrusted.mark_untrusted``).
+
+    A ``wrap_tool`` for ``mount_mcp`` (``wrap_tool=untrusted_output``);
+    ``mount_mcp(mark_untrusted=True)`` applies it to every server's tools.
+    """
+    return mark_untrusted(tool, f"MCP server {entry.id!r}")
 
 
 # -- the resource reader ----------------------------------------------------------------------
@@ -426,7 +297,10 @@ class _ReadInput(BaseModel):
 
 
 def bridge_resource_reader(
-    connection: McpServerConnection, *, max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
+    connection: McpServerConnection,
+    *,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    limits: ResultLimits | None = None,
 ) -> Tool:
     """The tool that reads the server's resources: ``<namespace>__read_resource``, input
     ``{uri: string}``, read-only (never asks permission, may run in parallel).
@@ -443,8 +317,8 @@ def bridge_resource_reader(
         try:
             result = await connection.read_resource(input.uri)
         except GloveMcpError as exc:
-            return _failure(namespace, READ_RESOURCE_TOOL, exc)
-        return convert_read_result(result, max_result_chars)
+            return _failure(namespace, READ_RESOURCE_TOOL, exc, max_result_chars)
+        return convert_read_result(result, max_result_chars, limits=limits)
 
     return Tool(
         name=bridged_tool_name(namespace, READ_RESOURCE_TOOL),
@@ -456,7 +330,13 @@ def bridge_resource_reader(
     )
 
 
-def resource_reader(connection: McpServerConnection, listed: Collection[str]) -> Tool | None:
+def resource_reader(
+    connection: McpServerConnection,
+    listed: Collection[str],
+    *,
+    max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
+    limits: ResultLimits | None = None,
+) -> Tool | None:
     """The reader tool to offer for ``connection``'s server, or None: when the server declares
     no resources, lists a tool of its own named ``read_resource`` (the server's tool keeps the
     name), or the connection's ``exclude_tools`` / ``filter_tools`` reject ``read_resource``
@@ -477,4 +357,4 @@ def resource_reader(connection: McpServerConnection, listed: Collection[str]) ->
     )
     if not include_tool(namespace, as_listed, connection.exclude_tools, connection.filter_tools):
         return None
-    return bridge_resource_reader(connection)
+    return bridge_resource_reader(connection, max_result_chars=max_result_chars, limits=limits)

@@ -39,7 +39,7 @@ from glove_mcp import types as own
 from glove_mcp._calls import plain_call, task_call
 from glove_mcp._client_info import ClientInfo
 from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
-from glove_mcp._http import McpClientPool
+from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
 from glove_mcp._recovering import ConnectionState, RecoveringConnection
 from glove_mcp._server_requests import (
     ProgressGate,
@@ -164,6 +164,7 @@ class McpServerConnection(RecoveringConnection):
             McpConnectionError: the server is unreachable or too slow (the next call
                 reconnects), or dropped the session twice.
             McpProtocolError: the server answered with a JSON-RPC error.
+            McpResponseTooLargeError: the answer was over ``max_message_bytes``.
             McpStateError: the connection is closed.
         """
 
@@ -236,6 +237,7 @@ async def connect_mcp(
     roots: RootsOption | None = None,
     log_level: types.LoggingLevel | None = None,
     tasks: TaskPolicy = "never",
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
 ) -> McpServerConnection:
     """Open a persistent session to an MCP server over Streamable HTTP, or over stdio.
 
@@ -269,6 +271,9 @@ async def connect_mcp(
             ``glove_mcp.server.<namespace>``.
         tasks: ``"optional"`` runs tools whose tasks are optional as tasks; tools that
             require them always run as tasks.
+        max_message_bytes: the most bytes one message from the server may take over HTTP (a
+            JSON response, one SSE event; default 8 MiB, at least 1024); a larger one is not
+            read and its request raises ``McpResponseTooLargeError``.
 
     Returns:
         The connected ``McpServerConnection``; close it with ``close()`` or ``async with``.
@@ -291,6 +296,7 @@ async def connect_mcp(
         protocol=protocol,
         requests=connection_requests(namespace, sampling_model, on_elicitation, roots, log_level),
         tasks=tasks,
+        max_message_bytes=max_message_bytes,
     )
     try:
         await conn.connect()

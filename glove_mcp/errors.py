@@ -14,6 +14,8 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
     ├── McpInsufficientScopeError    the token lacks a scope the request needs (403): log in
     │                                again asking for it, or let an OAuth provider step up
     ├── McpProtocolError             the server answered with a JSON-RPC error
+    ├── McpResponseTooLargeError     an answer was over max_message_bytes and not read: ask for
+    │                                less, or raise the limit for a server you trust
     ├── McpCapabilityError           the server does not offer resources (or prompts, …): ask
     │                                only for what it declares
     ├── McpStateError                a connection or mount used after close (fix your code)
@@ -41,6 +43,7 @@ Messages name the server, the state and the fix; they never contain tokens or he
 from __future__ import annotations
 
 __all__ = [
+    "MAX_ERROR_DETAIL_CHARS",
     "GloveMcpError",
     "McpActivationError",
     "McpAuthExpiredError",
@@ -48,6 +51,7 @@ __all__ = [
     "McpConnectionError",
     "McpInsufficientScopeError",
     "McpProtocolError",
+    "McpResponseTooLargeError",
     "McpServerNotLoadedError",
     "McpServerUnavailableError",
     "McpSessionExpiredError",
@@ -69,6 +73,10 @@ __all__ = [
     "OAuthStoreVersionError",
     "OAuthVerifyError",
 ]
+
+
+MAX_ERROR_DETAIL_CHARS = 2_000
+"""A server's error message (``McpProtocolError.detail``) beyond this many characters is cut."""
 
 
 class GloveMcpError(Exception):
@@ -185,8 +193,33 @@ class McpProtocolError(GloveMcpError):
     def __init__(self, server: str, what: str, code: int, detail: str) -> None:
         self.server = server
         self.code = code
+        if len(detail) > MAX_ERROR_DETAIL_CHARS:
+            # The server chooses the message, of any size; it reaches logs and models.
+            cut = len(detail) - MAX_ERROR_DETAIL_CHARS
+            detail = f"{detail[:MAX_ERROR_DETAIL_CHARS]}… [{cut:,} more characters not shown]"
         self.detail = detail
         super().__init__(f"MCP server {server!r} answered {what} with error {code}: {detail}")
+
+
+class McpResponseTooLargeError(GloveMcpError):
+    """The server's answer was larger than ``max_message_bytes``, so it was not read; the
+    session stays open.
+
+    Attributes:
+        server: the server's namespace.
+        url: the server's endpoint.
+        limit: the limit, in bytes.
+    """
+
+    def __init__(self, server: str, url: str, what: str, limit: int) -> None:
+        self.server = server
+        self.url = url
+        self.limit = limit
+        super().__init__(
+            f"MCP server {server!r} at {url} answered {what} with a message larger than "
+            f"{limit:,} bytes (max_message_bytes), so it was not read. Ask for less (a "
+            "narrower query, a page), or raise max_message_bytes for a server you trust."
+        )
 
 
 class McpCapabilityError(GloveMcpError):

@@ -193,7 +193,7 @@ class McpMount(ServerMethods, AsyncResource):
         )
         try:
             await conn.connect()
-            bridged, note = await self._bridge(entry, conn)
+            bridged, note = await bridge_server(entry, conn, self.glove, self.options, self._emit)
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -210,13 +210,6 @@ class McpMount(ServerMethods, AsyncResource):
         except BaseException:
             await conn.close()
             raise
-
-    async def _bridge(
-        self, entry: McpCatalogueEntry, conn: McpServerConnection
-    ) -> tuple[list[tuple[Tool, str]], str | None]:
-        limits = self.options.listing_limits
-        mode = self.glove.server_mode
-        return await bridge_server(entry, conn, mode, self.wrap_tool, limits, self._emit)
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
         """How server ``entry`` is answered (see ``glove_mcp._mount_options``)."""
@@ -250,7 +243,8 @@ class McpMount(ServerMethods, AsyncResource):
             if loaded is None or self._state is MountState.CLOSED:
                 return
             try:
-                bridged, note = await self._bridge(self.entries[id], loaded.connection)
+                args = (self.entries[id], loaded.connection, self.glove, self.options)
+                bridged, note = await bridge_server(*args, self._emit)
             except Exception as exc:
                 logger.warning(
                     "MCP server %r changed its tools, but listing them failed: %s", id, exc
@@ -428,6 +422,9 @@ async def mount_mcp(
     discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS,
+    max_result_chars: int = MountOptions.max_result_chars,
+    max_message_bytes: int = MountOptions.max_message_bytes,
+    mark_untrusted: bool = False,
 ) -> McpMount:
     """Mount a conversation's MCP servers on ``glove``: the mount becomes a tool source of the
     Glove, reloads the active servers in parallel and offers their bridged tools. Call it
@@ -477,6 +474,9 @@ async def mount_mcp(
             128 tools, 10,000-character descriptions, 64,000-byte schemas, 400,000 bytes in
             all). Over a bound the server mounts with what fits, and the model, the log and
             the subscribers (``mcp_listing_limited``) are told what was left out.
+        max_result_chars: characters of text one tool result keeps (100,000; the rest cut).
+        max_message_bytes: bytes of one message from a server over HTTP (8 MiB; not read).
+        mark_untrusted: wrap results in an envelope naming the server (``untrusted_output``).
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
@@ -488,6 +488,7 @@ async def mount_mcp(
         ambiguity_policy, subagent_model, subagent_system_prompt, client_info, filter_tools,
         wrap_tool, pool, sampling_model, allow_sampling, approve_sampling, sampling_max_tokens,
         roots, log_level, on_elicitation, tasks, call_timeout, listing_limits,
+        max_result_chars, max_message_bytes, mark_untrusted,
     )  # fmt: skip
     mount = McpMount(glove, adapter, entries, options)
     await mount.reload()

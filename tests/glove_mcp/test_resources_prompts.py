@@ -230,7 +230,7 @@ class Mounted:
 
     async def results(self, *calls: tuple[str, dict[str, Any]]) -> list[ToolResultData]:
         """One request in which the model makes ``calls`` (bridged name, input) in one reply;
-        the results as the model received them."""
+        the results as they were saved (the model receives them without ``render_data``)."""
         ids = [f"call-{self._ids + n}" for n in range(len(calls))]
         self._ids += len(calls)
         tool_calls = [
@@ -238,12 +238,9 @@ class Mounted:
             for i, (name, args) in zip(ids, calls, strict=True)
         ]
         self.model.extend([tool_calls, "done"])
-        assert (await self.glove.process_request("go")).text == "done"
-        received = {
-            r.call_id: r.result
-            for m in self.model.requests[-1].messages
-            for r in m.tool_results or []
-        }
+        done = await self.glove.process_request("go")
+        assert done.text == "done"
+        received = {r.call_id: r.result for m in done.messages for r in m.tool_results or []}
         return [received[i] for i in ids]
 
 
