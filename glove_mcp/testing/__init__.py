@@ -1,7 +1,8 @@
 """Test doubles shipped with glove_mcp: local MCP servers over Streamable HTTP.
 
 ``serve("notes")`` / ``McpTestServer`` run a Notion-like notes server, a Linear-like tracker
-server or a paginating server in-process on 127.0.0.1 (``build_docs_server``: resources and
+server a paginating server or a server of answers as large as asked (``build_sizes_server``)
+in-process on 127.0.0.1 (``build_docs_server``: resources and
 prompts); ``ServerControl`` makes them slow or fail;
 ``spawn_server`` runs one as a subprocess (``python -m glove_mcp.testing notes``), and
 ``spawn_servers`` several in one child process.
@@ -22,6 +23,7 @@ from glove_mcp.testing.process import spawn_servers as spawn_servers
 from glove_mcp.testing.servers import build_notes_server as build_notes_server
 from glove_mcp.testing.servers import build_paged_server as build_paged_server
 from glove_mcp.testing.servers import build_tracker_server as build_tracker_server
+from glove_mcp.testing.sizes_server import build_sizes_server as build_sizes_server
 
 __all__ = [
     "LocalAuthProvider",
@@ -34,6 +36,7 @@ __all__ = [
     "build_notes_server",
     "build_paged_server",
     "build_server",
+    "build_sizes_server",
     "build_tracker_server",
     "serve",
     "serve_oauth_server",

@@ -44,7 +44,7 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 """An ASGI application."""
 
-ServerKind = Literal["notes", "tracker", "paged"]
+ServerKind = Literal["notes", "tracker", "paged", "sizes"]
 """The built-in servers ``serve`` and ``McpTestServer`` accept by name."""
 
 TokenCheck = Collection[str] | Callable[[str], bool]
@@ -260,7 +260,11 @@ def build_server(kind: ServerKind) -> MCPServer | Server[Any]:
         return build_tracker_server()
     if kind == "paged":
         return build_paged_server()
-    raise ValueError(f"unknown test server {kind!r}: use 'notes', 'tracker' or 'paged'")
+    if kind == "sizes":
+        from glove_mcp.testing.sizes_server import build_sizes_server
+
+        return build_sizes_server()
+    raise ValueError(f"unknown test server {kind!r}: use 'notes', 'tracker', 'paged' or 'sizes'")
 
 
 class _InProcessServer(uvicorn.Server):

@@ -24,7 +24,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m glove_mcp.testing", description="Serve a local test MCP server."
     )
-    parser.add_argument("kind", choices=["notes", "tracker", "paged"])
+    parser.add_argument("kind", choices=["notes", "tracker", "paged", "sizes"])
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
     parser.add_argument(
         "--token", action="append", default=None, help="accepted bearer token (repeatable)"
