@@ -1,4 +1,4 @@
-"""The MCP overhead and server limits benchmarks still run end to end (tiny runs: their figures
+"""The MCP overhead, server limits and large results benchmarks still run end to end (tiny runs: their figures
 mean nothing here; benchmarks are not tests, so nothing about them is asserted)."""
 
 from __future__ import annotations
@@ -41,3 +41,18 @@ async def test_server_limits_runs_and_prints_its_summary() -> None:
     assert any(line.startswith("(a) 12 sessions under ulimit -n 64") for line in lines)
     assert any(line.startswith("(c) session creation") for line in lines)
     assert lines[-1].startswith("summary: under ulimit -n 64 ")
+
+
+async def test_large_results_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "large_results.py"),
+        *("--sizes", "0.2", "--later", "1"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert any(line.split()[:2] == ["0.2", "unbounded"] for line in lines)
+    assert lines[-1].startswith("summary: a 0.2 MB result: stored ")

@@ -10,6 +10,7 @@ with a real SQLite store; the big figures are in ``bench/large_results.py``."""
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -223,3 +224,18 @@ async def test_the_default_limits_bound_a_custom_tool(tmp_path: Path) -> None:
 def test_result_limits_are_validated(field: str) -> None:
     with pytest.raises(ValueError, match=f"ResultLimits.{field} must be"):
         ResultLimits(**{field: 0})
+
+
+async def test_a_stdio_server_is_bounded_by_the_bridge(tmp_path: Path) -> None:
+    # Over stdio the SDK reads each message whole (the server is a process of the user's own);
+    # what is kept is still bounded.
+    command = [sys.executable, "-m", "glove_mcp.testing", "sizes", "--stdio"]
+    model = ScriptedModel([[ToolCall(id="c1", name="local__text", input={"chars": 3 * MB})], "ok"])
+    store = SqliteStore(tmp_path / "c.db", "conv")
+    glove = Glove(model=model, system_prompt="test", store=store, server_mode=True)
+    entry = McpCatalogueEntry(id="local", name="Local", description="Sizes.", command=command)
+    async with await mount_mcp(glove, MemoryMcpAdapter("conv", active=["local"]), [entry]):
+        await glove.build().process_request("go")
+    [saved] = [r for m in await store.get_messages() for r in m.tool_results or []]
+    assert "2,900,000 cut" in saved.result.data
+    assert _kept(saved) < 250_000
