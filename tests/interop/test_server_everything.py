@@ -224,7 +224,8 @@ class Everything:
         another, then answers "done".
 
         Returns:
-            For each call, its result as the model received it: in the very next request.
+            For each call, its result as it was saved; the model received the same in the
+            very next request, without ``render_data`` (checked).
         """
         for name, args in calls:
             schema = dict(self.listed[name].input_schema)
@@ -243,13 +244,15 @@ class Everything:
         result = await self.glove.process_request("call " + ", ".join(name for name, _ in calls))
         assert result.text == "done"
         assert len(self.model.requests) == first + len(calls) + 1
+        saved = {r.call_id: r.result for m in result.messages for r in m.tool_results or []}
         received: list[ToolResultData] = []
         for n, call_id in enumerate(ids):
             request = self.model.requests[first + n + 1]
             [found] = [
                 r for m in request.messages for r in (m.tool_results or []) if r.call_id == call_id
             ]
-            received.append(found.result)
+            assert found.result == saved[call_id].model_copy(update={"render_data": None})
+            received.append(saved[call_id])
         return received
 
     async def call(self, name: str) -> ToolResultData:
@@ -451,11 +454,8 @@ async def test_the_model_reads_a_resource_link_with_the_reader(everything: Every
     everything.model.extend([calls, "read"])
     result = await everything.glove.process_request("read both links")
     assert result.text == "read"
-    received = {
-        r.call_id: r.result
-        for m in everything.model.requests[-1].messages
-        for r in m.tool_results or []
-    }
+    # As saved: the model receives the same results without render_data.
+    received = {r.call_id: r.result for m in result.messages for r in m.tool_results or []}
     text = received[calls[0].id]
     assert re.fullmatch(r"Resource 2: This is a plaintext resource created at .+", _payload(text))
     assert text.render_data[0]["uri"] == "demo://resource/dynamic/text/2"
