@@ -44,8 +44,9 @@ __all__ = [
 IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
 """Image types every shipped model adapter sends and providers accept."""
 
-DOCUMENT_TYPES = frozenset({"application/pdf", "text/plain", "text/markdown", "text/csv"})
-"""Document types the shipped adapters send: PDFs as base64, text documents as their text."""
+DOCUMENT_TYPES = frozenset({"application/pdf", "text/*"})
+"""Document types the shipped adapters send: PDFs as base64, any ``text/*`` in UTF-8 as its
+text."""
 
 _BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
 _MAX_URL_CHARS = 8_192
@@ -129,7 +130,8 @@ def decoded_size(data: str) -> int | None:
 def media_problem(part: ImagePart | DocumentPart, limits: ResultLimits) -> str | None:
     """Why a provider would refuse ``part`` (type, base64, size), or None when it is fine."""
     allowed = IMAGE_TYPES if isinstance(part, ImagePart) else DOCUMENT_TYPES
-    if part.media_type not in allowed:
+    kind = part.media_type
+    if kind not in allowed and not (isinstance(part, DocumentPart) and kind.startswith("text/")):
         return f"type {part.media_type!r} is not one models take ({', '.join(sorted(allowed))})"
     if part.data is None:
         url = part.url or ""

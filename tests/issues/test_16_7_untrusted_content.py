@@ -20,6 +20,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from glove_core import (
+    ContentPart,
+    DocumentPart,
     Glove,
     ImagePart,
     ResultLimits,
@@ -34,6 +36,7 @@ from glove_core import (
     mark_untrusted,
     untrusted_text,
 )
+from glove_core.result_limits import check_media
 from glove_core.untrusted import UNTRUSTED_NOTE
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp, untrusted_output
 from glove_mcp.testing import McpTestServer
@@ -138,6 +141,20 @@ async def test_a_custom_tool_cannot_poison_history_with_media(tmp_path: Path) ->
     assert "over the limit of 2,048" in notes[2]
     assert "neither base64 data nor an http(s) URL" in notes[3]
     assert notes[4] == "[25 more media part(s) not shown: at most 5 per result]"
+
+
+def test_documents_a_model_takes_are_kept_others_become_notes() -> None:
+    text = base64.b64encode(b"<p>hello</p>").decode()
+    parts: list[ContentPart] = [
+        DocumentPart(media_type="text/html", data=text),
+        DocumentPart(media_type="application/pdf", data=base64.b64encode(b"%PDF-1.4").decode()),
+        DocumentPart(media_type="application/zip", data=text),
+        DocumentPart(media_type="text/plain", data=base64.b64encode(b"\xff\xfe").decode()),
+    ]
+    kept, changed = check_media(parts, ResultLimits())
+    assert changed and kept[:2] == parts[:2]
+    assert isinstance(kept[2], TextPart) and "'application/zip' is not one" in kept[2].text
+    assert isinstance(kept[3], TextPart) and "not UTF-8" in kept[3].text
 
 
 # -- marking output as untrusted ---------------------------------------------------------------
