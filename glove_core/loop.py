@@ -36,7 +36,7 @@ from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
 from glove_core.events import EventHub, batch_already_saved
-from glove_core.models.base import ModelAdapter, ModelRequest
+from glove_core.models.base import ModelAdapter, ModelRequest, without_render_data
 from glove_core.result import RequestResult, StopReason
 from glove_core.stores.base import StoreAdapter
 from glove_core.subscribers import (
@@ -177,6 +177,19 @@ class _Run:
         self.last_usage: Usage | None = None
         self.reminder: Message | None = None  # transient: pending blocking inbox items
         self.sent_count = 0
+        # Each message as models see it (render_data taken out), made once per request rather
+        # than at every model call: message id -> (the saved message, its model view).
+        self.model_views: dict[str, tuple[Message, Message]] = {}
+
+    def for_model(self, messages: list[Message]) -> list[Message]:
+        """``messages`` without ``render_data`` (``ModelRequest`` checks it again, cheaply)."""
+        views = []
+        for message in messages:
+            known = self.model_views.get(message.id)
+            if known is None or known[0] is not message:
+                known = self.model_views[message.id] = (message, without_render_data([message])[0])
+            views.append(known[1])
+        return views
 
     async def save(self, messages: list[Message]) -> None:
         await self.parts.store.append_messages(messages)
@@ -361,7 +374,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     return ModelRequest(
         system=parts.system_prompt,
         tools=[t.spec for t in parts.tools],
-        messages=messages,
+        messages=run.for_model(messages),
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,

@@ -61,6 +61,8 @@ __all__ = [
 DEFAULT_MAX_RESULT_CHARS = 100_000
 """Text of one result (as the model sees it, and as it is kept) beyond this is cut with a note."""
 
+_LIMITS = ResultLimits()  # frozen: the defaults, shared
+
 MODEL_IMAGE_TYPES = IMAGE_TYPES
 """Image types every model provider takes as an image part; other images are placeholders."""
 
@@ -272,7 +274,7 @@ def convert_call_result(
             links then say to read them with it.
         limits: media bounds (size, count); ``ResultLimits()`` when omitted.
     """
-    blocks = bound_blocks(result.content, max_result_chars, limits or ResultLimits())
+    blocks = bound_blocks(result.content, max_result_chars, limits or _LIMITS)
     render = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in blocks]
     for_model = [block for block in blocks if not _for_user_only(block)]
     texts = [t for block in for_model if (t := _text_of(block, reader)) is not None]
@@ -305,7 +307,7 @@ def convert_read_result(
     with their type and size, all within the bounds of the module docstring.
     Several contents are each headed by their URI. ``render_data`` holds every content kept."""
     wrapped = [McpEmbeddedResource(resource=c) for c in result.contents]
-    blocks = bound_blocks(wrapped, max_result_chars, limits or ResultLimits())
+    blocks = bound_blocks(wrapped, max_result_chars, limits or _LIMITS)
     render: list[dict[str, Any]] = []
     texts: list[str] = []
     images: list[ImagePart] = []
