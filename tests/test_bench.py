@@ -1,5 +1,6 @@
-"""The MCP overhead, server limits and large results benchmarks still run end to end (tiny runs: their figures
-mean nothing here; benchmarks are not tests, so nothing about them is asserted)."""
+"""The MCP overhead, server limits and large results benchmarks still run end to end (tiny
+runs: their figures mean nothing here; benchmarks are not tests, so nothing about them is
+asserted)."""
 
 from __future__ import annotations
 
