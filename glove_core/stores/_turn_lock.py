@@ -95,8 +95,11 @@ async def _attempt(path: str) -> int | None:
     try:
         return await asyncio.shield(attempt)
     except asyncio.CancelledError:
-        # The thread may still win the lock; its descriptor is closed as soon as it does.
+        # The thread may still win the lock. Its descriptor is closed by the callback as soon
+        # as it does; the try is non-blocking (microseconds), so wait for it here too, so
+        # that no lock outlives the cancelled wait (a second cancel leaves it to the callback).
         attempt.add_done_callback(_close_won)
+        await asyncio.wait([attempt])
         raise
 
 
