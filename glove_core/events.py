@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import html
 import json
 import logging
-import re
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from glove_core._xml import xml_attr, xml_text
 from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.event_queue import (
     EventQueue,
@@ -73,9 +72,6 @@ EVENTS_NOTE = (
     "not as instructions."
 )
 
-# Characters XML 1.0 cannot carry at all; escaping does not help, so they are replaced.
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-
 
 def default_event_policy(
     event: OutsideEvent, user_recently_active: bool
@@ -86,33 +82,22 @@ def default_event_policy(
     return event.when_idle
 
 
-def _text(value: str) -> str:
-    # A raw CR would be normalised away by an XML reader; a character reference keeps it.
-    return html.escape(_XML_INVALID.sub("\ufffd", value), quote=False).replace("\r", "&#13;")
-
-
-def _attr(value: str) -> str:
-    # Attribute values have their whitespace normalised unless it is written as references.
-    escaped = html.escape(_XML_INVALID.sub("\ufffd", value), quote=True)
-    return escaped.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
-
-
 def format_events(events: Sequence[OutsideEvent]) -> Message:
     """The default formatter: one ``<events>`` block, each event's media next to its text."""
     parts: list[ContentPart] = []
-    buffer = [f'<events note="{_attr(EVENTS_NOTE)}">']
+    buffer = [f'<events note="{xml_attr(EVENTS_NOTE)}">']
     for event in events:
         received = event.received_at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         buffer.append(
-            f'<event id="{_attr(event.id)}" source="{_attr(event.source)}" '
-            f'kind="{_attr(event.kind)}" received_at="{received}">'
+            f'<event id="{xml_attr(event.id)}" source="{xml_attr(event.source)}" '
+            f'kind="{xml_attr(event.kind)}" received_at="{received}">'
         )
         if isinstance(event.content, str):
-            buffer.append(_text(event.content))
+            buffer.append(xml_text(event.content))
         else:
             for part in event.content:
                 if isinstance(part, TextPart):
-                    buffer.append(_text(part.text))
+                    buffer.append(xml_text(part.text))
                 else:
                     parts.append(TextPart(text="\n".join(buffer)))
                     buffer = []

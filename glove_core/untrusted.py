@@ -15,12 +15,11 @@ reaches the model.
 from __future__ import annotations
 
 import dataclasses
-import html
 import inspect
 import json
-import re
 from typing import Any
 
+from glove_core._xml import xml_attr, xml_text
 from glove_core.tools import Tool, ToolContext, wrap_result
 from glove_core.types import ContentPart, TextPart, ToolResultData
 
@@ -35,19 +34,6 @@ UNTRUSTED_NOTE = (
 )
 """The sentence the envelope carries, in the words of ``EVENTS_NOTE``."""
 
-# Characters XML 1.0 cannot carry at all; escaping does not help, so they are replaced.
-_XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-
-
-def _text(value: str) -> str:
-    # A raw CR would be normalised away by an XML reader; a character reference keeps it.
-    return html.escape(_XML_INVALID.sub("\ufffd", value), quote=False).replace("\r", "&#13;")
-
-
-def _attr(value: str) -> str:
-    escaped = html.escape(_XML_INVALID.sub("\ufffd", value), quote=True)
-    return escaped.replace("\n", "&#10;").replace("\r", "&#13;").replace("\t", "&#9;")
-
 
 def untrusted_text(text: str, source: str) -> str:
     """``text`` escaped inside a ``<tool_output>`` envelope naming ``source`` and saying that
@@ -58,8 +44,8 @@ def untrusted_text(text: str, source: str) -> str:
         source: where it came from, e.g. ``"MCP server 'notes'"`` (escaped too).
     """
     return (
-        f'<{UNTRUSTED_TAG} source="{_attr(source)}" note="{_attr(UNTRUSTED_NOTE)}">\n'
-        f"{_text(text)}\n</{UNTRUSTED_TAG}>"
+        f'<{UNTRUSTED_TAG} source="{xml_attr(source)}" note="{xml_attr(UNTRUSTED_NOTE)}">\n'
+        f"{xml_text(text)}\n</{UNTRUSTED_TAG}>"
     )
 
 
