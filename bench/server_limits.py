@@ -6,9 +6,10 @@
     1,000,000), i.e. every session kept open, as before the fix. Reported: sessions served,
     requests refused, log bytes written, wall time.
 (b) Slow clients: the median and p95 latency of a real request (create a session, read it)
-    with no other connection open, then with ``--slow`` connections open that send request
-    headers one line every second and never finish; then how many of those the server closed
-    within ``--header-timeout`` + 5 s.
+    with no other connection open, then with ``--slow`` idle connections open (connected,
+    sending nothing), then with ``--slow`` connections that send request headers one line
+    every second and never finish; then how many of those the server closed within
+    ``--header-timeout`` + 5 s.
 (c) Session creation cost against the number of sessions in the file (``--sizes``, each
     session with four messages): the new check (``SqliteStore.create_session``, one
     primary-key insert) against the old one (``SqliteStore.list_sessions``, which counts every
@@ -130,8 +131,10 @@ async def latencies(base: str, rounds: int) -> list[float]:
 
 
 async def slow_clients(
-    folder: Path, slow: int, rounds: int, header_timeout: float
+    folder: Path, slow: int, rounds: int, header_timeout: float, *, idle: bool = False
 ) -> dict[str, float]:
+    """Latency with ``slow`` connections open: idle ones (nothing sent) or ones trickling
+    request headers."""
     flags = ("--header-timeout", str(header_timeout))
     async with serve(folder, *flags) as (host, port, _):
         base = f"http://{host}:{port}"
@@ -139,9 +142,12 @@ async def slow_clients(
         conns = [await asyncio.open_connection(host, port) for _ in range(slow)]
         opened = time.perf_counter()
         for _, writer in conns:
-            writer.write(b"POST /sessions HTTP/1.1\r\nhost: x\r\n")
+            if not idle:
+                writer.write(b"POST /sessions HTTP/1.1\r\nhost: x\r\n")
 
         async def trickle() -> None:
+            if idle:
+                return
             for n in range(int(header_timeout) + 10):
                 await asyncio.sleep(1)
                 for _, writer in conns:
@@ -228,6 +234,7 @@ async def run(args: argparse.Namespace) -> int:
         )
         after = await sessions_under_limit(folder, args.limit, args.sessions)
         slow = await slow_clients(folder, args.slow, args.rounds, args.header_timeout)
+        idle = await slow_clients(folder, args.slow, args.rounds, args.header_timeout, idle=True)
         sizes = [int(s) for s in args.sizes.split(",")]
         costs = {size: await creation_cost(folder, size, args.repeats) for size in sizes}
 
@@ -244,14 +251,20 @@ async def run(args: argparse.Namespace) -> int:
         )
     print(f"(b) request latency (create + read a session), {args.rounds} requests")
     print(f"{'open connections':<34} {'median ms':>10} {'p95 ms':>10}")
-    cases = (("none (baseline)", "quiet"), (f"{args.slow} slow (headers trickled)", "busy"))
-    for label, key in cases:
-        median, p95 = slow[f"{key}_median"] * 1e3, slow[f"{key}_p95"] * 1e3
-        print(f"{label:<34} {median:>10.2f} {p95:>10.2f}")
-    print(
-        f"    slow connections closed by the server: {slow['closed']:.0f}/{args.slow}, the last "
-        f"{slow['closed_by']:.1f} s after opening (--header-timeout {args.header_timeout:g})"
+    cases = (
+        ("none (baseline)", slow, "quiet"),
+        (f"{args.slow} idle (nothing sent)", idle, "busy"),
+        (f"{args.slow} slow (headers trickled)", slow, "busy"),
     )
+    for label, row, key in cases:
+        median, p95 = row[f"{key}_median"] * 1e3, row[f"{key}_p95"] * 1e3
+        print(f"{label:<34} {median:>10.2f} {p95:>10.2f}")
+    for kind, row in (("idle", idle), ("slow", slow)):
+        print(
+            f"    {kind} connections closed by the server: {row['closed']:.0f}/{args.slow}, the "
+            f"last {row['closed_by']:.1f} s after opening (--header-timeout "
+            f"{args.header_timeout:g})"
+        )
     print(f"(c) session creation, median of {args.repeats} (ms)")
     print(f"{'sessions in the file':<34} {'old check':>10} {'new':>10} {'ratio':>8}")
     for size, cost in costs.items():
@@ -263,8 +276,9 @@ async def run(args: argparse.Namespace) -> int:
     smallest = costs[sizes[0]]
     print(
         f"summary: under ulimit -n {args.limit} {after['served']:.0f}/{args.sessions} sessions "
-        f"served with eviction vs {before['served']:.0f} without; latency with {args.slow} slow "
-        f"connections {slow['busy_median'] / slow['quiet_median']:.2f}x none; creating a "
+        f"served with eviction vs {before['served']:.0f} without; latency with {args.slow} idle / "
+        f"slow connections {idle['busy_median'] / slow['quiet_median']:.2f}x / "
+        f"{slow['busy_median'] / slow['quiet_median']:.2f}x none; creating a "
         f"session at {sizes[-1]} sessions {largest['new'] * 1e3:.2f} ms "
         f"({largest['new'] / smallest['new']:.1f}x the cost at {sizes[0]}; the old check "
         f"{largest['old'] * 1e3:.1f} ms)"
