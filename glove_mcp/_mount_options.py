@@ -15,7 +15,6 @@ by the mount's ``listing_limits`` (``glove_mcp._listing``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -49,7 +48,6 @@ __all__ = [
     "OnElicitation",
     "WrapTool",
     "check_allow_sampling",
-    "check_call_timeout",
     "instructions_text",
     "may_sample",
     "server_connection",
@@ -121,21 +119,6 @@ def unique_entries(entries: Sequence[McpCatalogueEntry]) -> dict[str, McpCatalog
         dupes = sorted({e.id for e in entries if sum(x.id == e.id for x in entries) > 1})
         raise ValueError(f"catalogue ids must be unique; repeated: {', '.join(dupes)}")
     return by_id
-
-
-def check_call_timeout(value: float | None, field: str = "call_timeout") -> None:
-    """Refuse a timeout that is not None or a positive, finite number of seconds.
-
-    Raises:
-        ValueError: naming ``field``, the value and what is allowed.
-    """
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not (0 < value < math.inf):
-        raise ValueError(
-            f"{field} must be a positive, finite number of seconds (or None for no limit), "
-            f"got {value!r}"
-        )
 
 
 def server_connection(

@@ -21,7 +21,7 @@ import logging
 import resource
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
@@ -160,15 +160,6 @@ class SessionCache(AsyncResource):
         """Unpin a session ``acquire`` returned."""
         session.pins -= 1
         session.last_used = self._clock()
-
-    @contextlib.asynccontextmanager
-    async def use(self, session_id: str, opener: Opener) -> AsyncIterator[CachedSession]:
-        """``acquire`` … ``release`` around a block."""
-        session = await self.acquire(session_id, opener)
-        try:
-            yield session
-        finally:
-            self.release(session)
 
     # -- eviction -------------------------------------------------------------------------
 

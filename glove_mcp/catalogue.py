@@ -21,6 +21,7 @@ __all__ = [
     "CatalogueIndex",
     "CatalogueItem",
     "McpCatalogueEntry",
+    "check_call_timeout",
     "match_entries",
 ]
 
@@ -30,6 +31,24 @@ _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
 MAX_ID_LENGTH = 40
 """The longest catalogue id: bridged names (at most 64 characters) keep ``<id>__`` whole and
 room for the tool's name after it."""
+
+
+def check_call_timeout(
+    value: object, field: str = "call_timeout", *, none_means: str = "None for no limit"
+) -> None:
+    """Refuse a timeout that is not None or a positive, finite number of seconds.
+
+    Raises:
+        ValueError: naming ``field``, the value and what is allowed (``none_means`` says
+            what None does where it is checked).
+    """
+    if value is None:
+        return
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if not (number and 0 < value < math.inf):  # type: ignore[operator]
+        raise ValueError(
+            f"{field} must be a positive, finite number of seconds (or {none_means}), got {value!r}"
+        )
 
 
 class McpCatalogueEntry(BaseModel):
@@ -90,12 +109,7 @@ class McpCatalogueEntry(BaseModel):
     @field_validator("call_timeout", mode="before")
     @classmethod
     def _check_call_timeout(cls, value: object) -> object:
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if value is not None and not (number and 0 < value < math.inf):  # type: ignore[operator]
-            raise ValueError(
-                f"call_timeout must be a positive, finite number of seconds (or left out to "
-                f"use the mount's), got {value!r}"
-            )
+        check_call_timeout(value, none_means="left out to use the mount's")
         return value
 
     @field_validator("id")

@@ -35,7 +35,6 @@ from glove_mcp._mount_options import (
     OnElicitation,
     WrapTool,
     check_allow_sampling,
-    check_call_timeout,
     instructions_text,
     server_connection,
     server_requests,
@@ -47,7 +46,7 @@ from glove_mcp._server_tools import LoadedServer, bridge_server, relisted
 from glove_mcp._tasks import TaskPolicy
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
-from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
 from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
 from glove_mcp.errors import (
@@ -111,9 +110,6 @@ class McpMount(ServerMethods, AsyncResource):
         )
         self.subagent_model = options.subagent_model
         self.subagent_system_prompt = options.subagent_system_prompt
-        self.client_info = options.client_info
-        self.filter_tools = options.filter_tools
-        self.wrap_tool = options.wrap_tool
         self.options = options
         self._roots = list(options.roots) if isinstance(options.roots, Sequence) else []
         pool = options.pool
