@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -23,13 +24,23 @@ from glove_mcp.events import McpLog, McpProgress
 
 _LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
 
-__all__ = ["ConsolePrinter", "chat_loop", "shorten"]
+__all__ = ["ConsolePrinter", "chat_loop", "plain", "shorten"]
+
+
+# Servers write much of what is shown (results, progress, logs, forms); escape sequences in
+# it could rewrite the terminal, so control characters are dropped before printing.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: Any) -> str:
+    """``text`` without terminal control characters (newlines and tabs stay)."""
+    return _CONTROL.sub("", str(text))
 
 
 def shorten(value: Any, limit: int = 160) -> str:
-    """One line of at most ``limit`` characters."""
+    """One line of at most ``limit`` characters, without control characters."""
     text = value if isinstance(value, str) else json.dumps(value, default=str)
-    text = " ".join(text.split())
+    text = " ".join(plain(text).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
@@ -74,7 +85,7 @@ class ConsolePrinter:
             if result.status == "success":
                 self._line(self._paint(f"← {event.name}: {shorten(result.data)}", "32"))
             else:
-                detail = result.message or shorten(result.data)
+                detail = shorten(result.message or result.data)
                 self._line(self._paint(f"← {event.name} [{result.status}]: {detail}", "31"))
         elif isinstance(event, McpProgress):
             of = f"/{event.total:g}" if event.total is not None else ""

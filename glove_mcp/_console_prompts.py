@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from glove_core import DisplayManager, Slot
 from glove_core.errors import SlotNotFoundError
+from glove_mcp._console import plain
 from glove_mcp._elicitation_schema import (
     FormError,
     FormField,
@@ -27,8 +28,6 @@ from glove_mcp.elicitation import ELICITATION_RENDERER
 
 __all__ = ["ElicitationPrompter"]
 
-# Servers write the text shown here; escape sequences in it could rewrite the terminal.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _YES = frozenset({"y", "yes", "true", "1", "accept", "a"})
 _NO = frozenset({"n", "no", "false", "0"})
 _FORMAT_HINTS = {
@@ -47,21 +46,17 @@ class _Stop(Exception):
         super().__init__(action)
 
 
-def _plain(text: Any) -> str:
-    return _CONTROL.sub("", str(text))
-
-
 def _shown(value: Any) -> str:
     if isinstance(value, bool):
         return "yes" if value else "no"
     if isinstance(value, list):
-        return ", ".join(_plain(v) for v in value)
-    return _plain(value)
+        return ", ".join(plain(v) for v in value)
+    return plain(value)
 
 
 def _choice_text(f: FormField) -> str:
     return "; ".join(
-        f"{i}) {_plain(label)}" + ("" if label == value else f" [{_plain(value)}]")
+        f"{i}) {plain(label)}" + ("" if label == value else f" [{plain(value)}]")
         for i, (value, label) in enumerate(f.choices, 1)
     )
 
@@ -217,13 +212,13 @@ class ElicitationPrompter:
             except SlotNotFoundError:
                 self._write("(the server stopped waiting for this answer; it was not sent)\n")
                 return
-            self._write(f"({answer['action']} sent to {_plain(request.get('server', '?'))})\n")
+            self._write(f"({answer['action']} sent to {plain(request.get('server', '?'))})\n")
 
     async def _ask_url(self, request: dict[str, Any]) -> dict[str, Any]:
-        server = _plain(request.get("server", "?"))
+        server = plain(request.get("server", "?"))
         self._write(
-            f"\n[{server}] asks you to open a page: {_plain(request.get('message', ''))}\n"
-            f"  {_plain(request.get('url', ''))}\n"
+            f"\n[{server}] asks you to open a page: {plain(request.get('message', ''))}\n"
+            f"  {plain(request.get('url', ''))}\n"
         )
         while True:
             text = (
@@ -237,14 +232,14 @@ class ElicitationPrompter:
                 return {"action": "cancel"}
 
     async def _ask_form(self, request: dict[str, Any]) -> dict[str, Any]:
-        server = _plain(request.get("server", "?"))
-        self._write(f"\n[{server}] asks: {_plain(request.get('message', ''))}\n")
+        server = plain(request.get("server", "?"))
+        self._write(f"\n[{server}] asks: {plain(request.get('message', ''))}\n")
         if request.get("error"):
-            self._write(f"  (the last answer did not fit: {_plain(request['error'])})\n")
+            self._write(f"  (the last answer did not fit: {plain(request['error'])})\n")
         try:
             fields = parse_form(request.get("requested_schema"))
         except SchemaError as exc:
-            self._write(f"  cannot show this form ({_plain(exc)}); declining\n")
+            self._write(f"  cannot show this form ({plain(exc)}); declining\n")
             return {"action": "decline"}
         self._write("  (empty input takes the default; /decline or /cancel to stop)\n")
         content: dict[str, Any] = {}
@@ -255,8 +250,8 @@ class ElicitationPrompter:
         return {"action": "accept", "content": content}
 
     async def _ask_field(self, f: FormField) -> Any:
-        about = f" — {_plain(f.description)}" if f.description else ""
-        prompt = f"  {_plain(f.label)}{about} ({_describe(f)}): "
+        about = f" — {plain(f.description)}" if f.description else ""
+        prompt = f"  {plain(f.label)}{about} ({_describe(f)}): "
         while True:
             text = await self._line(prompt)
             if not text:
@@ -269,4 +264,4 @@ class ElicitationPrompter:
             try:
                 return _convert(f, text)
             except FormError as exc:
-                self._write(f"    {_plain(exc.problem)}\n")
+                self._write(f"    {plain(exc.problem)}\n")

@@ -245,3 +245,28 @@ async def test_detached_it_answers_nothing(display: DisplayManager) -> None:
     schema = {"type": "object", "properties": {}}
     assert await ask(display, form(schema), limit=0.05) == types.ElicitResult(action="cancel")
     assert term.out.getvalue() == ""
+
+
+async def test_server_text_printed_by_the_console_carries_no_escape_sequences() -> None:
+    import io
+
+    from glove_core import ToolResultData
+    from glove_core.subscribers import ToolUseResult
+    from glove_mcp._console import ConsolePrinter
+    from glove_mcp.events import McpLog
+
+    out = io.StringIO()
+    printer = ConsolePrinter(out)
+    hostile = "ok\x1b[2J\x1b]0;owned\x07 done"
+    await printer.record(McpLog(server="s", level="error", logger=None, data=hostile))
+    await printer.record(
+        ToolUseResult(
+            call_id="c",
+            name="s__t",
+            input={},
+            result=ToolResultData(status="error", data=None, message=hostile),
+        )
+    )
+    text = out.getvalue()
+    assert "\x1b" not in text and "\x07" not in text
+    assert text.count("ok[2J]0;owned done") == 2
