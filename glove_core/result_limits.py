@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from glove_core.types import ContentPart, DocumentPart, ImagePart, TextPart, ToolResultData
 
 __all__ = [
@@ -36,6 +38,7 @@ __all__ = [
     "bound_result",
     "check_media",
     "cut_text",
+    "data_text",
     "decoded_size",
     "json_size",
     "media_problem",
@@ -188,8 +191,24 @@ def check_media(parts: list[ContentPart], limits: ResultLimits) -> tuple[list[Co
     return kept, over > 0 or any(k is not p for k, p in zip(kept, parts, strict=False))
 
 
-def _data_text(data: Any) -> str:
-    return data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
+def data_text(value: Any) -> str:
+    """A result's ``data`` as the text the model reads: a string as it is, a pydantic model
+    as its JSON, anything else as JSON (values JSON cannot hold as their ``str``); never
+    raises."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, BaseModel):
+        return value.model_dump_json()
+    try:
+        return json.dumps(value, ensure_ascii=False, default=_jsonable)
+    except (TypeError, ValueError):  # a circular structure
+        return str(value)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json")
+    return str(value)
 
 
 def bound_result(result: ToolResultData, limits: ResultLimits) -> ToolResultData:
@@ -198,7 +217,7 @@ def bound_result(result: ToolResultData, limits: ResultLimits) -> ToolResultData
     text_limit = limits.max_text_chars
     data = result.data
     if data is not None and json_size(data, text_limit) > text_limit:
-        text = _data_text(data)
+        text = data_text(data)
         if len(text) > text_limit:
             update["data"] = cut_text(text, text_limit)
     if result.message is not None and len(result.message) > text_limit:

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 from typing import Any
 
 from glove_core._xml import xml_attr, xml_text
+from glove_core.result_limits import data_text
 from glove_core.tools import Tool, ToolContext, wrap_result
 from glove_core.types import ContentPart, TextPart, ToolResultData
 
@@ -53,8 +53,7 @@ def _wrapped(result: ToolResultData, source: str) -> ToolResultData:
     update: dict[str, Any] = {}
     data = result.data
     if data is not None:
-        text = data if isinstance(data, str) else json.dumps(data, ensure_ascii=False, default=str)
-        update["data"] = untrusted_text(text, source)
+        update["data"] = untrusted_text(data_text(data), source)
     if result.message is not None and result.status != "success":
         update["message"] = untrusted_text(result.message, source)
     if result.content:

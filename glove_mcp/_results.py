@@ -25,7 +25,6 @@ and the stored history all get the bounded blocks (``bound_blocks``):
 from __future__ import annotations
 
 import base64
-import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,6 +33,7 @@ from glove_core.result_limits import (
     IMAGE_TYPES,
     ResultLimits,
     cut_text,
+    data_text,
     decoded_size,
     json_size,
 )
@@ -253,7 +253,7 @@ def _image_of(block: McpContent) -> ImagePart | None:
 def _structured(data: Any, max_chars: int) -> Any:
     if json_size(data, max_chars) <= max_chars:
         return data
-    encoded = json.dumps(data, ensure_ascii=False, default=str)
+    encoded = data_text(data)
     return data if len(encoded) <= max_chars else cut_text(encoded, max_chars)
 
 

@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
-
 from glove_core.models.base import ModelRequest
+from glove_core.result_limits import data_text
 from glove_core.tools import ToolSpec
 from glove_core.types import (
     ContentPart,
@@ -65,27 +63,10 @@ class AnthropicParams:
     """Index, over all message blocks, of the breakpoint on the last saved block."""
 
 
-def _json_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, BaseModel):
-        return value.model_dump_json()
-    try:
-        return json.dumps(value, ensure_ascii=False, default=_jsonable)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, BaseModel):
-        return value.model_dump(mode="json")
-    return str(value)
-
-
 def result_text(result: ToolResultData) -> str:
     """The text the model reads for a tool result. Never the string "null"; never
     ``render_data``."""
-    data = None if result.data is None else _json_text(result.data)
+    data = None if result.data is None else data_text(result.data)
     if result.status == "success":
         if data:
             return data
