@@ -87,16 +87,21 @@ async def bridge_server(
             tool = untrusted_output(tool, entry)
         return options.wrap_tool(tool, entry) if options.wrap_tool is not None else tool
 
+    # A server that declares resources also gets the tool that reads them (resource links
+    # in results name it, so it is decided first).
+    listed = [mcp_tool.name for mcp_tool in listing.tools]
+    reader = resource_reader(conn, listed, max_result_chars=chars, limits=results)
     bridged: list[tuple[Tool, str]] = []
     for mcp_tool in listing.tools:
         tool = bridge_mcp_tool(
-            conn, mcp_tool, glove.server_mode, max_result_chars=chars, limits=results
+            conn,
+            mcp_tool,
+            glove.server_mode,
+            max_result_chars=chars,
+            limits=results,
+            resource_reader=reader.name if reader is not None else None,
         )
         bridged.append((wrap(tool), mcp_tool.name))
-    # A server that declares resources also gets the tool that reads them (resource links
-    # in results name it).
-    listed = [real for _, real in bridged]
-    reader = resource_reader(conn, listed, max_result_chars=chars, limits=results)
     if reader is not None:
         bridged.append((wrap(reader), READ_RESOURCE_TOOL))
     names = [t.name for t, _ in bridged]

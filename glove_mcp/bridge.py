@@ -190,6 +190,7 @@ def bridge_mcp_tool(
     *,
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     limits: ResultLimits | None = None,
+    resource_reader: str | None = None,
 ) -> Tool:
     """Make an MCP server tool an ordinary glove_core ``Tool``.
 
@@ -202,6 +203,9 @@ def bridge_mcp_tool(
             as the model sees it, in ``render_data`` and in an error message; the rest is cut
             with a note saying how much.
         limits: the media bounds of a result (size, count; ``ResultLimits()`` by default).
+        resource_reader: the name of the bridged tool that reads this server's resources,
+            when one is offered beside it (the mount's ``<id>__read_resource``); resource
+            links in results point to it. None: they name no reader.
 
     Returns:
         A ``Tool`` named ``bridged_tool_name(connection.namespace, tool.name)`` whose
@@ -224,14 +228,8 @@ def bridge_mcp_tool(
             result = await connection.call_tool(real_name, input, on_progress=progress)
         except GloveMcpError as exc:
             return _failure(namespace, real_name, exc, max_result_chars)
-        reader = bridged_tool_name(namespace, READ_RESOURCE_TOOL)
         return convert_call_result(
-            namespace,
-            real_name,
-            result,
-            max_result_chars,
-            reader=reader if offers_resources(connection) else None,
-            limits=limits,
+            namespace, real_name, result, max_result_chars, reader=resource_reader, limits=limits
         )
 
     return Tool(
