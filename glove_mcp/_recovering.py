@@ -300,7 +300,11 @@ class RecoveringConnection(AsyncResource):
                 limit = self.call_timeout if bounded else None
                 return await run_request(session, op, limit, self._background)
             except TimeoutError as exc:
-                await self._drop(session)
+                if bounded:
+                    # Our deadline cut the request off mid-way: the session may still be
+                    # stuck on it. An unbounded op (a task) timed out by itself, after
+                    # cancelling on the server, and leaves the session sound.
+                    await self._drop(session)
                 raise McpTimeoutError(self.namespace, self.url, what, self.call_timeout) from exc
             except MCPError as exc:
                 failure = request_failure(exc, session, before)

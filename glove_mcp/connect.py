@@ -181,7 +181,7 @@ class McpServerConnection(RecoveringConnection):
         self, name: str, args: dict[str, Any] | None, gate: ProgressGate
     ) -> McpCallResult:
         # The task bounds its own wait and cancels itself on the server when it runs out; its
-        # TimeoutError then becomes McpTimeoutError like any call's.
+        # TimeoutError then becomes McpTimeoutError like any call's, but the session stays.
         async def call(s: ClientSession) -> types.CallToolResult:
             return await task_call(s, name, args, gate, self.call_timeout)
 

@@ -205,6 +205,24 @@ async def test_everything_max_wait_cancels_the_task_and_raises() -> None:
     assert after.status == "cancelled"
 
 
+async def test_a_task_that_runs_out_of_call_timeout_leaves_the_connection_open() -> None:
+    from glove_mcp import connect_mcp
+    from glove_mcp.connect import ConnectionState
+    from glove_mcp.errors import McpTimeoutError
+
+    async with everything(Elicitations()):
+        pass  # skips (or fails under GLOVE_REQUIRE_INTEROP) when server-everything is missing
+    command = [str(NODE), str(EVERYTHING), "stdio"]
+    async with await connect_mcp("everything", "", command=command, call_timeout=0.3) as conn:
+        await conn.list_tools()  # learns that the research tool runs only as a task
+        with pytest.raises(McpTimeoutError, match=r"within 0\.3 s"):
+            await conn.call_tool(RESEARCH, {"topic": "slow"})
+        # The task cancelled itself on the server; the session was not the one that hung.
+        assert conn.state is ConnectionState.CONNECTED
+        echoed = await conn.call_tool("echo", {"message": "still here"})
+        assert "still here" in echoed.text
+
+
 # -- a task server written with the SDK -----------------------------------------------------------
 
 Behaviour = Literal["never", "stuck_input", "fails", "fails_rpc", "server_cancels", "plain"]
