@@ -158,6 +158,9 @@ async def serve(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else data_dir() / "server.db"
     db.parent.mkdir(parents=True, exist_ok=True)
     shared_model = None if args.script else _model(args)
+    # One token source per server for every session: refreshes stay single-flight and a
+    # reopened session does not start from scratch.
+    tokens = _token_lookup(store, entries)
 
     async def factory(session_id: str, conversation: SqliteStore, stack: AsyncExitStack) -> Glove:
         model = load_script(args.script) if args.script else shared_model
@@ -174,9 +177,7 @@ async def serve(args: argparse.Namespace) -> int:
             server_mode=True,
             events=EventsConfig(queue=queue),
         )
-        adapter = SqliteMcpAdapter(
-            db, session_id, tokens=_token_lookup(store, entries), check_pages=False
-        )
+        adapter = SqliteMcpAdapter(db, session_id, tokens=tokens, check_pages=False)
         stack.push_async_callback(adapter.aclose)
         mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
         stack.push_async_callback(mount.aclose)

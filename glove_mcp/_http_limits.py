@@ -12,12 +12,13 @@ own deadline, kept by the app (``HeadlessServer(body_timeout=)``).
 from __future__ import annotations
 
 import asyncio
-import resource
 from dataclasses import dataclass
 from typing import Any
 
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from glove_mcp._out_of_files import descriptor_share
 
 __all__ = ["HttpLimits", "default_max_connections", "uvicorn_config"]
 
@@ -30,10 +31,7 @@ _TIMEOUT_RESPONSE = (
 def default_max_connections() -> int:
     """Half the process's file-descriptor limit (``ulimit -n``), between 16 and 1000: the other
     half is left for sessions' databases, MCP connections and the model client."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 1000
-    return max(16, min(1000, soft // 2))
+    return descriptor_share(2, low=16)
 
 
 @dataclass(frozen=True)

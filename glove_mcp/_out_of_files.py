@@ -14,12 +14,19 @@ import asyncio
 import contextlib
 import errno
 import logging
+import resource
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-__all__ = ["OncePer", "out_of_files", "quiet_accept_errors", "quiet_refusals"]
+__all__ = [
+    "OncePer",
+    "descriptor_share",
+    "out_of_files",
+    "quiet_accept_errors",
+    "quiet_refusals",
+]
 
 _NO_FILES = frozenset({errno.EMFILE, errno.ENFILE})
 
@@ -42,6 +49,35 @@ def out_of_files(exc: BaseException) -> bool:
     return False
 
 
+def descriptor_share(divisor: int, low: int, high: int = 1000) -> int:
+    """``ulimit -n`` / ``divisor``, between ``low`` and ``high`` (``high`` without a limit):
+    the part of the process's file descriptors one use may take."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return high
+    return max(low, min(high, soft // divisor))
+
+
+class _Throttle:
+    """Lets one line through per ``interval`` seconds and counts the ones it held back."""
+
+    def __init__(self, interval: float, clock: Callable[[], float]) -> None:
+        self._interval = interval
+        self._clock = clock
+        self._last: float | None = None
+        self._held = 0
+
+    def suffix(self) -> str | None:
+        """None: hold this line back. Otherwise let it through with this suffix (the count of
+        lines held back since the last one, or nothing)."""
+        now = self._clock()
+        if self._last is not None and now - self._last < self._interval:
+            self._held += 1
+            return None
+        held, self._held, self._last = self._held, 0, now
+        return f" ({held} more since the last such line)" if held else ""
+
+
 class OncePer:
     """Logs a warning at most once per ``interval`` seconds, counting the ones it held back.
 
@@ -59,20 +95,13 @@ class OncePer:
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self._logger = logger
-        self._interval = interval
-        self._clock = clock
-        self._last: float | None = None
-        self._held = 0
+        self._throttle = _Throttle(interval, clock)
 
     def warning(self, message: str) -> None:
         """Log ``message`` now, or count it when a line was logged less than ``interval`` ago."""
-        now = self._clock()
-        if self._last is not None and now - self._last < self._interval:
-            self._held += 1
-            return
-        held, self._held, self._last = self._held, 0, now
-        suffix = f" ({held} more since the last such line)" if held else ""
-        self._logger.warning("%s%s", message, suffix)
+        suffix = self._throttle.suffix()
+        if suffix is not None:
+            self._logger.warning("%s%s", message, suffix)
 
 
 @contextlib.contextmanager
@@ -109,22 +138,17 @@ class _OncePerFilter(logging.Filter):
     def __init__(self, message: str, interval: float, clock: Callable[[], float]) -> None:
         super().__init__()
         self._message = message
-        self._interval = interval
-        self._clock = clock
-        self._last: float | None = None
-        self._held = 0
+        self._throttle = _Throttle(interval, clock)
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.getMessage() != self._message:
             return True
-        now = self._clock()
-        if self._last is not None and now - self._last < self._interval:
-            self._held += 1
+        suffix = self._throttle.suffix()
+        if suffix is None:
             return False
-        if self._held:
-            record.msg = f"{self._message} ({self._held} more since the last such line)"
+        if suffix:
+            record.msg = f"{self._message}{suffix}"
             record.args = None
-        self._last, self._held = now, 0
         return True
 
 

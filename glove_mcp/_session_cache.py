@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import resource
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 
 from glove_core import Glove, SqliteStore
 from glove_core.resources import AsyncResource
+from glove_mcp._out_of_files import descriptor_share
 
 __all__ = ["CachedSession", "SessionCache", "SessionOpenError", "default_max_sessions"]
 
@@ -37,10 +37,7 @@ def default_max_sessions() -> int:
     """``ulimit -n`` / 16, between 4 and 1000: an open session of ``glove-mcp serve`` holds
     about 6 descriptors (three SQLite connections), which leaves over half the limit for
     connections (``HttpLimits.max_connections`` takes half) and MCP sockets."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return 1000
-    return max(4, min(1000, soft // 16))
+    return descriptor_share(16, low=4)
 
 
 class SessionOpenError(Exception):
