@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -80,7 +80,6 @@ class FormField:
     maximum: float | None = None
     min_items: int | None = None
     max_items: int | None = None
-    schema: Mapping[str, Any] = field(default_factory=dict, repr=False)
 
     @property
     def label(self) -> str:
@@ -132,7 +131,6 @@ def _field(name: str, prop: Any, required: bool) -> FormField:
         else None,
         "has_default": "default" in prop,
         "default": prop.get("default"),
-        "schema": prop,
     }
     if kind_of == "string" and ("enum" in prop or "oneOf" in prop):
         choices = (

@@ -33,7 +33,7 @@ from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
 from glove_mcp.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.events import McpEvent
-from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, answer_sampling
+from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, SamplingAnswer, answer_sampling
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",
@@ -199,7 +199,7 @@ def server_requests(
 
         async def sampling(
             params: types.CreateMessageRequestParams,
-        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        ) -> SamplingAnswer:
             person = options.approve_sampling and not glove.server_mode
             return await answer_sampling(
                 server,

@@ -35,7 +35,7 @@ from glove_mcp.types import (
 
 __all__ = [
     "Requester",
-    "declared_capabilities",
+    "declares",
     "get_prompt",
     "list_prompts",
     "list_resource_templates",
@@ -62,16 +62,14 @@ class Requester(Protocol):
     ) -> Coroutine[Any, Any, _T]: ...
 
 
-def declared_capabilities(session: ClientSession | None) -> frozenset[str]:
-    """The names of the capabilities the server declared on ``session`` (empty without one)."""
+def declares(session: ClientSession | None, capability: str) -> bool:
+    """Whether the server declared ``capability`` on ``session`` (False without one)."""
     caps = session.server_capabilities if session is not None else None
-    if caps is None:
-        return frozenset()
-    return frozenset(name for name in type(caps).model_fields if getattr(caps, name) is not None)
+    return caps is not None and getattr(caps, capability, None) is not None
 
 
 def _require(session: ClientSession, namespace: str, capability: Capability) -> None:
-    if capability not in declared_capabilities(session):
+    if not declares(session, capability):
         raise McpCapabilityError(namespace, capability)
 
 

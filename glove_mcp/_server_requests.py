@@ -33,7 +33,7 @@ from mcp.shared.exceptions import MCPError
 from glove_core.models import ModelAdapter
 from glove_mcp.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.events import McpLog
-from glove_mcp.sampling import answer_sampling
+from glove_mcp.sampling import SAMPLING_CAPABILITY, SamplingAnswer, answer_sampling
 
 __all__ = [
     "LOG_RATE",
@@ -72,7 +72,7 @@ ChangeKind = Literal["tools", "prompts", "resources"]
 
 Sampler = Callable[
     [types.CreateMessageRequestParams],
-    Awaitable[types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData],
+    Awaitable[SamplingAnswer],
 ]
 Elicitor = Callable[[types.ElicitRequestParams], Awaitable[types.ElicitResult | types.ErrorData]]
 
@@ -226,13 +226,11 @@ class ServerRequests:
 
             async def sampling(
                 ctx: ClientRequestContext, params: types.CreateMessageRequestParams
-            ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+            ) -> SamplingAnswer:
                 return await sampler(params)
 
             kwargs["sampling_callback"] = sampling
-            kwargs["sampling_capabilities"] = types.SamplingCapability(
-                tools=types.SamplingToolsCapability()
-            )
+            kwargs["sampling_capabilities"] = SAMPLING_CAPABILITY
         if self.elicitation is not None:
             elicitor = self.elicitation
 
@@ -372,7 +370,7 @@ def connection_requests(
 
         async def sampling(
             params: types.CreateMessageRequestParams,
-        ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        ) -> SamplingAnswer:
             return await answer_sampling(namespace, params, model=model)
 
     if on_elicitation is not None:

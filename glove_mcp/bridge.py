@@ -33,7 +33,6 @@ from pydantic import BaseModel, Field
 from glove_core import Tool, ToolContext, ToolResultData
 from glove_core.result_limits import ResultLimits, cut_text
 from glove_core.untrusted import mark_untrusted
-from glove_mcp._resources import declared_capabilities
 from glove_mcp._results import (
     DEFAULT_MAX_RESULT_CHARS,
     MODEL_IMAGE_TYPES,
@@ -43,7 +42,7 @@ from glove_mcp._results import (
 )
 from glove_mcp._tool_filter import include_tool
 from glove_mcp.catalogue import McpCatalogueEntry
-from glove_mcp.connect import ConnectionState, McpServerConnection
+from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
 from glove_mcp.events import McpProgress
 from glove_mcp.types import McpTool, McpToolAnnotations
@@ -276,9 +275,7 @@ def untrusted_output(tool: Tool, entry: McpCatalogueEntry) -> Tool:
 def offers_resources(connection: McpServerConnection) -> bool:
     """Whether the server declared the resources capability on the live session (False while
     the connection is not connected)."""
-    if connection.state is not ConnectionState.CONNECTED:
-        return False
-    return "resources" in declared_capabilities(connection.raw)
+    return connection.declares("resources")
 
 
 _READER_DESCRIPTION = (

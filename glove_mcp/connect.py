@@ -86,9 +86,7 @@ class McpServerConnection(RecoveringConnection):
     def declares(self, capability: str) -> bool:
         """Whether the live session's server declared ``capability`` (``"tools"``,
         ``"resources"``, ``"prompts"``, ``"logging"``, ...); False while not connected."""
-        live = self._live()
-        caps = live.server_capabilities if live is not None else None
-        return caps is not None and getattr(caps, capability, None) is not None
+        return _resources.declares(self._live(), capability)
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``), so it
