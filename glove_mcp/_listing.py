@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from glove_mcp.bridge import bridged_tool_name
+from glove_mcp.bridge import bridged_description, bridged_tool_name, tool_summary
 from glove_mcp.types import McpTool
 
 __all__ = [
@@ -147,10 +147,9 @@ def _json_bytes(value: Any) -> int | None:
 
 
 def _cut_description(tool: McpTool, limit: int) -> McpTool | None:
-    """The tool with its description cut to ``limit`` characters, or None if it fits. The
-    bridge describes a tool by its description, else its title, else its name: the same text
-    is measured."""
-    text = (tool.description or tool.title or tool.name).strip()
+    """The tool with its description cut to ``limit`` characters, or None if it fits (the
+    text measured is the one the bridge describes the tool with)."""
+    text = tool_summary(tool)
     if len(text) <= limit:
         return None
     note = f"\n[… description cut: {len(text):,} characters, showing the first {limit:,}]"
@@ -175,8 +174,8 @@ def bound_listing(server: str, listed: Sequence[McpTool], limits: ListingLimits)
         shortened = _cut_description(tool, limits.max_description_chars)
         if shortened is not None:
             tool = shortened
-        description = (tool.description or tool.title or tool.name).strip()
-        size = len(name) + len(description.encode("utf-8")) + schema
+        # What the model receives for the tool: its name, description and input schema.
+        size = len(name) + len(bridged_description(tool).encode("utf-8")) + schema
         if total + size > limits.max_listing_bytes:
             over.append(name)
             continue

@@ -55,6 +55,7 @@ __all__ = [
     "READ_RESOURCE_TOOL",
     "bridge_mcp_tool",
     "bridge_resource_reader",
+    "bridged_description",
     "bridged_tool_name",
     "convert_call_result",
     "convert_read_result",
@@ -62,6 +63,7 @@ __all__ = [
     "offers_resources",
     "resource_reader",
     "split_bridged_name",
+    "tool_summary",
     "untrusted_output",
 ]
 
@@ -166,8 +168,15 @@ def _shape(node: Any, defs: dict[str, Any], depth: int, seen: frozenset[str]) ->
 # -- the bridged tool -------------------------------------------------------------------------
 
 
-def _description(tool: McpTool) -> str:
-    text = (tool.description or tool.title or tool.name).strip()
+def tool_summary(tool: McpTool) -> str:
+    """What a server says a tool does: its description, else its title, else its name."""
+    return (tool.description or tool.title or tool.name).strip()
+
+
+def bridged_description(tool: McpTool) -> str:
+    """The description the model gets for a bridged tool: the summary, and the shape of what
+    it returns when the server gave an output schema."""
+    text = tool_summary(tool)
     if tool.output_schema:
         text = f"{text}\n\nReturns: {json_schema_to_shape(dict(tool.output_schema))}"
     return text
@@ -233,7 +242,7 @@ def bridge_mcp_tool(
 
     return Tool(
         name=bridged_tool_name(namespace, real_name),
-        description=_description(tool),
+        description=bridged_description(tool),
         do=do,
         json_schema=_input_schema(tool),
         requires_permission=not server_mode and not read_only,
