@@ -24,9 +24,6 @@ class FoldedTools:
     def get_tools(self) -> list[Tool]:
         return list(self._tools.values())
 
-    def __contains__(self, name: object) -> bool:
-        return name in self._tools
-
     def add(self, tool: Tool) -> None:
         self._tools[tool.name] = tool
 

@@ -157,7 +157,7 @@ class AnthropicModel(AsyncResource):
         params = self.build_params(request)
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": _max_tokens(self.max_tokens, request.max_tokens),
+            "max_tokens": request.reply_limit(self.max_tokens),
             "messages": params.messages,
         }
         if params.system:
@@ -231,10 +231,6 @@ def _response(final: Any) -> ModelResponse:
         ),
         stop_reason=final.stop_reason,
     )
-
-
-def _max_tokens(own: int, requested: int | None) -> int:
-    return own if requested is None else min(own, requested)
 
 
 def _describe(exc: BaseException) -> str:

@@ -71,6 +71,11 @@ class ModelRequest:
     conversation_id: str | None = None
     max_tokens: int | None = None
 
+    def reply_limit(self, own: int) -> int:
+        """The reply's token cap for an adapter whose own cap is ``own``: the smaller of that
+        and this request's ``max_tokens``."""
+        return own if self.max_tokens is None else min(own, self.max_tokens)
+
     def __post_init__(self) -> None:
         self.messages = without_render_data(self.messages)
         if self.max_tokens is not None and self.max_tokens < 1:

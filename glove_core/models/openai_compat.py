@@ -280,9 +280,10 @@ class OpenAICompatModel(AsyncResource):
                 }
                 for t in request.tools
             ]
-        limits = [n for n in (self.max_tokens, request.max_tokens) if n is not None]
-        if limits:
-            body["max_tokens"] = min(limits)
+        if self.max_tokens is not None:
+            body["max_tokens"] = request.reply_limit(self.max_tokens)
+        elif request.max_tokens is not None:
+            body["max_tokens"] = request.max_tokens
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
