@@ -161,14 +161,20 @@ class Session:
             with self.scope:
                 await self._serve()
         except BaseException as exc:
-            if not self.ready.done():
-                self.ready.set_exception(exc)
+            self._fail_ready(exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
             logger.debug("MCP session of %r ended", self.namespace, exc_info=True)
         finally:
-            if not self.ready.done():
-                self.ready.set_exception(ConnectionError("the session ended before initialize"))
+            self._fail_ready(ConnectionError("the session ended before initialize"))
+
+    def _fail_ready(self, exc: BaseException) -> None:
+        if self.ready.done():
+            return
+        self.ready.set_exception(exc)
+        # A connect that gave up (timed out, cancelled) no longer awaits it: asyncio would
+        # report "exception was never retrieved" at exit. Waiters still get the exception.
+        self.ready.exception()
 
     async def _serve(self) -> None:
         async with AsyncExitStack() as stack:
