@@ -17,9 +17,25 @@ from glove_core.errors import StoreCorruptError
 from glove_core.stores._sqlite_tables import touch
 from glove_core.types import Message
 
-__all__ = ["all_rows", "insert_messages", "parse_rows", "rows_since_compaction"]
+__all__ = [
+    "LAST_COMPACTION_SQL",
+    "ROWS_FROM_SQL",
+    "all_rows",
+    "insert_messages",
+    "parse_rows",
+    "rows_since_compaction",
+]
 
 Rows = list[tuple[int, str]]
+
+LAST_COMPACTION_SQL = (
+    "SELECT MAX(seq) FROM glove_messages WHERE session_id = ? AND is_compaction = 1"
+)
+"""The newest compaction row of a session: one lookup in ``glove_messages_compactions``."""
+ROWS_FROM_SQL = (
+    "SELECT seq, data FROM glove_messages WHERE session_id = ? AND seq >= ? ORDER BY seq"
+)
+"""A session's rows from a ``seq`` on: a range of ``glove_messages_by_session``."""
 
 
 def all_rows(sid: str) -> Callable[[sqlite3.Connection], Rows]:
