@@ -34,6 +34,7 @@ from glove_core import (
     disable_tools,
     tool,
 )
+from glove_core.models.scripted import ScriptItem
 from glove_core.sqlite import SqliteDatabase, SqliteSchema
 from glove_core.stores._sqlite_messages import LAST_COMPACTION_SQL, ROWS_FROM_SQL
 from glove_core.stores.base import read_visible_history, since_last_compaction
@@ -247,7 +248,7 @@ async def test_tools_switched_off_before_a_compaction_stay_off_after_it(
     path = tmp_path / "switch.db"
     config = CompactionConfig(context_limit=20_000, threshold=0.5, keep_last=0)
     filler = "x" * 50_000  # about 12,500 tokens: over the trigger, so the next call compacts
-    script = [
+    script: list[ScriptItem] = [
         "noted",  # the request that switches shell off
         "a long answer " + filler,
         "summary of it all",  # the compaction's summary call
@@ -270,7 +271,7 @@ async def test_tools_switched_off_before_a_compaction_stay_off_after_it(
     assert 'disable="shell"' in window[1].text
     assert ran == []  # answered tool_inactive without running
     results = [r for m in window for r in m.tool_results or []]
-    assert [r.result.message or "" for r in results][0].startswith("tool_inactive")
+    assert (results[0].result.message or "").startswith("tool_inactive")
     async with SqliteStore(path, "c") as store:
         again = Glove(model=model, system_prompt="s", store=store).build()
         assert await again.switched_off_tools() == {"shell"}
