@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from glove_core import (
+    AnthropicModel,
     CompactionConfig,
     Glove,
     ModelRequest,
@@ -28,7 +29,7 @@ from glove_core import (
     notice,
     tool,
 )
-from glove_core.testing import RecordingSubscriber
+from glove_core.testing import FakeToolUse, RecordingSubscriber, serve_fake_anthropic
 from glove_core.tools import Tool
 
 MARKER = "<<the middle of the result>>"
@@ -271,3 +272,47 @@ def test_bad_summary_settings_are_refused(kwargs: dict[str, Any], match: str) ->
 def test_glove_refuses_something_other_than_result_summaries() -> None:
     with pytest.raises(TypeError, match=r"result_summaries must be a ResultSummaries or None"):
         Glove(model=ScriptedModel([]), system_prompt="s", result_summaries=True)  # type: ignore[arg-type]
+
+
+# --- through the real anthropic SDK --------------------------------------------------------
+
+
+def _tool_result_texts(body: dict[str, Any]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for message in body["messages"]:
+        for block in message["content"] if isinstance(message["content"], list) else []:
+            if block.get("type") == "tool_result":
+                content = block["content"]
+                out[block["tool_use_id"]] = (
+                    content if isinstance(content, str) else "".join(c["text"] for c in content)
+                )
+    return out
+
+
+async def test_summaries_reach_the_wire_and_the_turn_keeps_its_cache() -> None:
+    async with serve_fake_anthropic() as fake:
+        fake.script(
+            FakeToolUse("fetch", {}, id="c1"),
+            "done",
+            FakeToolUse("fetch", {}, id="c2"),
+            "done again",
+        )
+        async with AnthropicModel("claude-test", api_key="k", base_url=fake.base_url) as model:
+            agent = Glove(model=model, system_prompt="s" * 5_000, result_summaries=CONFIG)
+            agent.fold(big_tool(own_summary="the short version")).build()
+            await agent.process_request("fetch")
+            await agent.process_request("fetch again")
+    bodies = [r.body for r in fake.requests]
+    assert _tool_result_texts(bodies[1]) == {"c1": BIG}
+    later = _tool_result_texts(bodies[2])
+    assert later["c1"].endswith("the short version") and MARKER not in later["c1"]
+    assert _tool_result_texts(bodies[3]) == {"c1": later["c1"], "c2": BIG}
+    # The second turn's second call reads its whole first call from the cache.
+    usage = [r.usage or {} for r in fake.requests]
+    assert usage[3]["cache_read_input_tokens"] > 0
+    first = usage[2]
+    assert usage[3]["cache_read_input_tokens"] >= (
+        first["input_tokens"]
+        + first["cache_read_input_tokens"]
+        + first["cache_creation_input_tokens"]
+    )
