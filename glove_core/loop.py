@@ -243,7 +243,7 @@ async def run_request(
     # visible history, not the whole conversation. Compaction restates the tools switched off
     # before it (see ``compaction``), so the window alone says which are off.
     run.history = await read_visible_history(store)
-    run.saved_before = run.history
+    run.saved_before = list(run.history)
     run.disabled = disabled_tools(run.history)
     run.total = await store.get_usage()
     repair = repair_dangling(run.history)
