@@ -15,7 +15,9 @@ Two runs of the same conversation, each against a fresh cache:
 Per call: the prompt's tokens (uncached input + cache read + cache write) and the cache reads
 and writes. What summaries cost the cache: at the first call of every user turn the previous
 turn's results change from whole to summary, so the prefix from there on is written to the
-cache again — once per user turn, never within one. The table shows those writes.
+cache again — once per user turn, never within one. The table shows those writes; the
+adapter reports each as a ``cache_collapse`` event with cause ``summaries`` (expected), not
+``unexpected``.
 
 Run: ``python bench/result_summaries.py [--turns 10] [--size-kb 20]``
 """
@@ -26,6 +28,7 @@ import argparse
 import asyncio
 import logging
 import sys
+from collections import Counter
 from typing import Any
 
 from glove_core import (
@@ -38,7 +41,7 @@ from glove_core import (
     ToolResultData,
     Usage,
 )
-from glove_core.subscribers import TokenConsumption
+from glove_core.subscribers import CacheCollapse, TokenConsumption
 from glove_core.testing import FakeItem, FakeToolUse, serve_fake_anthropic
 
 __all__ = ["main"]
@@ -93,14 +96,19 @@ def script(turns: int) -> list[FakeItem]:
     return items
 
 
-async def run(summaries: ResultSummaries | None, turns: int, size: int) -> list[Usage]:
-    """Play the conversation; return each call's usage."""
+async def run(
+    summaries: ResultSummaries | None, turns: int, size: int
+) -> tuple[list[Usage], Counter[str]]:
+    """Play the conversation; return each call's usage and the causes of cache collapses."""
     usages: list[Usage] = []
+    causes: Counter[str] = Counter()
 
-    class Counter:
+    class Recorder:
         async def record(self, event: SubscriberEvent) -> None:
             if isinstance(event, TokenConsumption):
                 usages.append(event.usage)
+            elif isinstance(event, CacheCollapse):
+                causes[event.cause] += 1
 
     async with serve_fake_anthropic() as fake:
         fake.script(*script(turns))
@@ -108,12 +116,12 @@ async def run(summaries: ResultSummaries | None, turns: int, size: int) -> list[
             glove = Glove(model=model, system_prompt=SYSTEM, result_summaries=summaries)
             for t in tools(size):
                 glove.fold(t)
-            glove.build().add_subscriber(Counter())
+            glove.build().add_subscriber(Recorder())
             for turn in range(turns):
                 await glove.process_request(f"How did release 2.{turn}.0 go?")
             await glove.aclose()
         assert fake.pending == 0, "the script was not used up"
-    return usages
+    return usages, causes
 
 
 def prompt(u: Usage) -> int:
@@ -128,10 +136,10 @@ def cost(usages: list[Usage]) -> float:
     )
 
 
-async def measure(turns: int, size: int) -> tuple[list[Usage], list[Usage]]:
-    whole = await run(None, turns, size)
-    summarised = await run(ResultSummaries(), turns, size)
-    return whole, summarised
+async def measure(
+    turns: int, size: int
+) -> tuple[tuple[list[Usage], Counter[str]], tuple[list[Usage], Counter[str]]]:
+    return await run(None, turns, size), await run(ResultSummaries(), turns, size)
 
 
 def main() -> int:
@@ -145,7 +153,7 @@ def main() -> int:
     if size < ResultSummaries().min_chars:
         parser.error(f"--size-kb must be at least {ResultSummaries().min_chars / 1024:.2f}")
     logging.getLogger("glove_core.models").setLevel(logging.ERROR)
-    whole, summarised = asyncio.run(measure(args.turns, size))
+    (whole, whole_causes), (summarised, causes) = asyncio.run(measure(args.turns, size))
     calls = args.turns * CALLS_PER_TURN
     print(
         f"tokens per model call: {args.turns} user turns x {CALLS_PER_TURN} calls, two "
@@ -188,6 +196,11 @@ def main() -> int:
         f"summaries ({rewrite_w:,} whole); within turns, {full} of {len(within)} calls read "
         "the whole previous prompt from the cache"
     )
+
+    def listed(counter: Counter[str]) -> str:
+        return ", ".join(f"{k} x{v}" for k, v in sorted(counter.items())) or "none"
+
+    print(f"cache_collapse events: {listed(causes)} with summaries; {listed(whole_causes)} whole")
     print(
         f"summary: over {calls} calls with {args.size_kb:g} KB results, summaries send "
         f"{total_s / total_w:.2f}x the prompt tokens and cost "

@@ -362,6 +362,7 @@ async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
 async def _build_model_request(run: _Run) -> ModelRequest:
     parts = run.parts
     messages = run.as_sent()
+    summarized = sum(sent is not saved for sent, saved in zip(messages, run.history, strict=True))
     request_index: int | None = None
     if run.request_context is not None:
         request_index = run.request_index
@@ -384,6 +385,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
+        summarized=summarized,
     )
 
 

@@ -29,6 +29,7 @@ from glove_core import (
     notice,
     tool,
 )
+from glove_core.subscribers import CacheCollapse
 from glove_core.testing import FakeToolUse, RecordingSubscriber, serve_fake_anthropic
 from glove_core.tools import Tool
 
@@ -316,3 +317,25 @@ async def test_summaries_reach_the_wire_and_the_turn_keeps_its_cache() -> None:
         + first["cache_read_input_tokens"]
         + first["cache_creation_input_tokens"]
     )
+
+
+async def test_the_once_per_turn_rewrite_is_reported_as_expected_not_as_a_collapse(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def fetch(input: dict[str, Any], ctx: ToolContext) -> ToolResultData:
+        return ToolResultData(data=f"{ctx.call_id} " + "r" * 40_000)  # ~10,000 tokens
+
+    schema = {"type": "object", "properties": {}}
+    recorder = RecordingSubscriber()
+    async with serve_fake_anthropic() as fake:
+        fake.script(FakeToolUse("fetch", {}, id="c1"), "done", "next", "and next")
+        async with AnthropicModel("claude-test", api_key="k", base_url=fake.base_url) as model:
+            agent = Glove(model=model, system_prompt="s" * 5_000, result_summaries=CONFIG)
+            agent.fold(Tool("fetch", "Fetch.", fetch, json_schema=schema)).build()
+            agent.add_subscriber(recorder)
+            for text in ("fetch", "thanks", "more"):
+                await agent.process_request(text)
+    collapses = recorder.of(CacheCollapse)
+    assert [c.cause for c in collapses] == ["summaries"]  # at the second turn only
+    assert collapses[0].established_tokens - collapses[0].read_tokens > 9_000
+    assert not [r for r in caplog.records if "collapsed unexpectedly" in r.getMessage()]
