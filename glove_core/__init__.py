@@ -35,6 +35,8 @@ from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatMod
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
 from glove_core.result import RequestResult as RequestResult
 from glove_core.result_limits import ResultLimits as ResultLimits
+from glove_core.result_summaries import ResultSummaries as ResultSummaries
+from glove_core.stores.base import CompactedHistoryStore as CompactedHistoryStore
 from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
@@ -74,6 +76,7 @@ __all__ = [
     "AgentHandle",
     "AnthropicModel",
     "CacheCollapse",
+    "CompactedHistoryStore",
     "CompactionConfig",
     "ContentPart",
     "ContextItem",
@@ -94,6 +97,7 @@ __all__ = [
     "PermissionStore",
     "RequestResult",
     "ResultLimits",
+    "ResultSummaries",
     "RetryPolicy",
     "ScriptedModel",
     "Slot",

@@ -25,6 +25,7 @@ from typing import Any, Protocol
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import SaveMessages, format_pending_inbox
 from glove_core.builtin.tasks import format_tasks
+from glove_core.context_items import disabled_tools, restate_switched_off
 from glove_core.models.base import ModelAdapter, ModelRequest
 from glove_core.stores.base import InboxStore, StoreAdapter, TaskStore
 from glove_core.subscribers import (
@@ -193,6 +194,8 @@ async def maybe_compact(
     appended_since: Sequence[Message],
     signal: AbortSignal | None = None,
     save: SaveMessages | None = None,
+    *,
+    as_sent: Sequence[Message] | None = None,
 ) -> list[Message] | None:
     """Compact when the next model call would reach ``config.trigger_tokens``.
 
@@ -212,17 +215,23 @@ async def maybe_compact(
         signal: aborts the summary call; nothing is saved then.
         save: how to save the summary (the loop passes its own bookkeeping save);
             ``glove.store.append_messages`` when omitted.
+        as_sent: ``history`` as the next call really sends it (tool results of earlier user
+            turns summarised, see ``glove_core.result_summaries``), for estimating its size
+            when ``last_usage`` is None; ``history`` when omitted. The summary itself is
+            always written from ``history``: compaction reads every result in full.
 
     Returns:
-        None when no compaction ran; otherwise the new visible history (the saved summary
-        message, a one-element list) to send instead of ``history``.
+        None when no compaction ran; otherwise the new visible history to send instead of
+        ``history``: the saved summary message, followed by a framework message restating
+        the tools switched off when any are.
 
     Raises:
         AbortError: ``signal`` fired during the summary call. Nothing was saved.
     """
     size = next_call_tokens(last_usage, appended_since, config.chars_per_token)
     if size is None:
-        size = _estimate_request(glove, history, config.chars_per_token)
+        sent = history if as_sent is None else as_sent
+        size = _estimate_request(glove, sent, config.chars_per_token)
     if size < config.trigger_tokens or not _compactable(history):
         return None
     logger.info(
@@ -281,9 +290,13 @@ async def compact(
         sections.append(_block("recent_messages", _neutralise(recent)))
     text = "<conversation_summary>\n" + "\n".join(sections) + "\n</conversation_summary>"
     message = Message(sender="user", text=text, is_compaction=True)
-    await (save or store.append_messages)([message])
+    # Tools switched off before the summary stay off: the switch is restated after it, in the
+    # same write, because a request reads only the history from the last summary on.
+    restated = restate_switched_off(disabled_tools(history))
+    saved = [message] if restated is None else [message, restated]
+    await (save or store.append_messages)(saved)
     await glove.publish(CompactionEnd(summary=text, fallback=fallback))
-    return [message]
+    return saved
 
 
 # --- internals -------------------------------------------------------------------------------

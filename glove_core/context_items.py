@@ -40,6 +40,7 @@ __all__ = [
     "enable_tools",
     "instruction",
     "notice",
+    "restate_switched_off",
 ]
 
 MAX_CONTEXT_ITEM_BYTES = 32 * 1024
@@ -227,6 +228,19 @@ class ContextItemQueue:
         self.pending.clear()
         self.pending_bytes = 0
         return Message(sender="user", text="\n".join(blocks), framework_context="runtime")
+
+
+def restate_switched_off(disabled: Iterable[str]) -> Message | None:
+    """A framework message switching ``disabled`` off again, or None when it is empty.
+
+    Compaction saves it just after a summary, so the history from the summary on still says
+    which tools are off: the loop reads only that part of the conversation.
+    """
+    names = sorted(set(disabled))
+    if not names:
+        return None
+    text = _render("app", [ToolsItem(disable=names)])
+    return Message(sender="user", text=text, framework_context="runtime")
 
 
 def _render(source: ContextSource, items: list[ContextItem]) -> str:

@@ -50,7 +50,8 @@ from glove_core.loop import (
 from glove_core.models.base import ModelAdapter
 from glove_core.resources import AsyncResource
 from glove_core.result_limits import ResultLimits
-from glove_core.stores.base import StoreAdapter, TurnLockStore
+from glove_core.result_summaries import ResultSummaries, checked_summaries
+from glove_core.stores.base import StoreAdapter, TurnLockStore, read_visible_history
 from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
 from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
@@ -78,6 +79,7 @@ class Glove(AsyncResource):
         events: how outside events are queued, woken on and formatted (``EventsConfig``).
         max_context_bytes: bytes (as JSON) of ``add_context`` items waiting at once; 256 KiB.
         result_limits: bounds of one tool result and its media (``ResultLimits``).
+        result_summaries: send earlier user turns' tool results as summaries (``ResultSummaries``).
 
     Example:
         >>> agent = Glove(model=ScriptedModel(["Hi!"]), system_prompt="Be brief.").build()
@@ -98,6 +100,7 @@ class Glove(AsyncResource):
         max_context_bytes: int = MAX_CONTEXT_PENDING_BYTES,
         *,
         result_limits: ResultLimits | None = None,
+        result_summaries: ResultSummaries | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -111,6 +114,7 @@ class Glove(AsyncResource):
         self.max_turns = max_turns
         self.max_retries = max_retries
         self.result_limits = result_limits if result_limits is not None else ResultLimits()
+        self._summaries = checked_summaries(result_summaries)
         self._subscribers = SubscriberSet()
         self._folded = FoldedTools()
         self._subagents = SubAgentRegistry(self._subscribers)
@@ -215,9 +219,8 @@ class Glove(AsyncResource):
         self._subscribers.remove(subscriber)
 
     async def publish(self, event: SubscriberEvent) -> None:
-        """Send ``event`` to every subscriber. For packages that extend the agent with their
-        own event types (glove_mcp's ``McpServerActivated``); a subscriber that raises is
-        logged and skipped."""
+        """Send ``event`` to every subscriber (for packages with their own event types, like
+        glove_mcp's ``McpServerActivated``); a subscriber that raises is logged and skipped."""
         await self._subscribers.publish(event)
 
     def set_model(self, model: ModelAdapter) -> None:
@@ -334,6 +337,7 @@ class Glove(AsyncResource):
             subscribers=self._subscribers,
             compaction=self._compaction,
             max_turns=self.max_turns,
+            summaries=self._summaries,
         )
 
     # -- runtime context, events, context items ----------------------------------------------
@@ -480,7 +484,7 @@ class Glove(AsyncResource):
 
     async def switched_off_tools(self) -> set[str]:
         """The tools switched off now: by the saved history, then by switches still queued."""
-        saved = disabled_tools(await self._store.get_messages())
+        saved = disabled_tools(await read_visible_history(self._store))
         return self._context_items.switched_off(saved)
 
     # -- lifecycle --------------------------------------------------------------------------

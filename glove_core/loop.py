@@ -38,7 +38,13 @@ from glove_core.event_queue import OutsideEvent
 from glove_core.events import EventHub, batch_already_saved
 from glove_core.models.base import ModelAdapter, ModelRequest, without_render_data
 from glove_core.result import RequestResult, StopReason
-from glove_core.stores.base import StoreAdapter
+from glove_core.result_summaries import (
+    ResultSummaries,
+    SummaryCache,
+    last_user_turn_index,
+    summarize_history,
+)
+from glove_core.stores.base import StoreAdapter, read_visible_history, since_last_compaction
 from glove_core.subscribers import (
     RuntimeContextEvent,
     SubscriberEvent,
@@ -93,6 +99,8 @@ class LoopParts:
     subscribers: SubscriberSet
     compaction: CompactionConfig | None
     max_turns: int
+    summaries: ResultSummaries | None = None
+    """Send tool results of earlier user turns as summaries; None sends them whole."""
 
     @property
     def model(self) -> ModelAdapter:
@@ -112,10 +120,7 @@ class LoopParts:
 
 def visible_history(messages: Sequence[Message]) -> list[Message]:
     """The part of a conversation the model sees: from the last compaction summary on."""
-    for index in range(len(messages) - 1, -1, -1):
-        if messages[index].is_compaction:
-            return list(messages[index:])
-    return list(messages)
+    return since_last_compaction(messages)
 
 
 def user_message(request: str | Sequence[ContentPart]) -> Message:
@@ -125,20 +130,6 @@ def user_message(request: str | Sequence[ContentPart]) -> Message:
     parts = list(request)
     text = "\n".join(p.text for p in parts if isinstance(p, TextPart))
     return Message(sender="user", text=text, content=parts)
-
-
-def last_user_turn_index(messages: Sequence[Message]) -> int | None:
-    """Index of the last message the user actually typed: framework messages (runtime
-    context, events, inbox) and tool results never count."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if (
-            message.sender == "user"
-            and message.framework_context is None
-            and not message.tool_results
-        ):
-            return index
-    return None
 
 
 def repair_dangling(history: Sequence[Message]) -> Message | None:
@@ -173,13 +164,25 @@ class _Run:
         self.disabled: set[str] = set()
         self.request_context: Message | None = None
         self.request_index = 0
-        self.saved_before: list[Message] = []  # the whole stored conversation at the start
+        # The visible history at the start. Enough for ``batch_already_saved``: a batch saved by
+        # a process that died before marking it is the last thing that process wrote, so no
+        # compaction can have hidden it.
+        self.saved_before: list[Message] = []
         self.last_usage: Usage | None = None
         self.reminder: Message | None = None  # transient: pending blocking inbox items
         self.sent_count = 0
         # Each message as models see it (render_data taken out), made once per request rather
         # than at every model call: message id -> (the saved message, its model view).
         self.model_views: dict[str, tuple[Message, Message]] = {}
+        self.summaries: SummaryCache = {}
+
+    def as_sent(self) -> list[Message]:
+        """The saved history as the next model call sends it: tool results of earlier user
+        turns summarised when the Glove sends summaries (the store keeps them whole)."""
+        config = self.parts.summaries
+        if config is None:
+            return self.history
+        return summarize_history(self.history, config, self.summaries)
 
     def for_model(self, messages: list[Message]) -> list[Message]:
         """``messages`` without ``render_data`` (``ModelRequest`` checks it again, cheaply)."""
@@ -236,10 +239,12 @@ async def run_request(
     """
     run = _Run(parts, signal)
     store = parts.store
-    saved = await store.get_messages()
-    run.saved_before = saved
-    run.disabled = disabled_tools(saved)
-    run.history = visible_history(saved)
+    # Only what the model sees is read (from the last compaction on): a request costs the
+    # visible history, not the whole conversation. Compaction restates the tools switched off
+    # before it (see ``compaction``), so the window alone says which are off.
+    run.history = await read_visible_history(store)
+    run.saved_before = list(run.history)
+    run.disabled = disabled_tools(run.history)
     run.total = await store.get_usage()
     repair = repair_dangling(run.history)
     if repair is not None:
@@ -278,6 +283,7 @@ async def run_request(
                 run.history[run.sent_count :],
                 signal,
                 run.save,
+                as_sent=run.as_sent() if parts.summaries is not None else None,
             )
             if compacted is not None:
                 run.history = compacted
@@ -355,7 +361,8 @@ async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
 
 async def _build_model_request(run: _Run) -> ModelRequest:
     parts = run.parts
-    messages = run.history
+    messages = run.as_sent()
+    summarized = sum(sent is not saved for sent, saved in zip(messages, run.history, strict=True))
     request_index: int | None = None
     if run.request_context is not None:
         request_index = run.request_index
@@ -378,6 +385,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
+        summarized=summarized,
     )
 
 

@@ -5,8 +5,8 @@ folded tool, an MCP bridge, a subagent), so no tool can put more into the stored
 ``ResultLimits`` allows, nor media a provider would refuse (a request that replays refused
 media fails on every later turn, so the conversation would stay broken):
 
-- ``data`` and ``message`` are each cut to ``max_text_chars`` (``data`` measured as the JSON
-  text the model reads), with a note saying how much was cut;
+- ``data``, ``message`` and ``summary`` are each cut to ``max_text_chars`` (``data`` measured
+  as the JSON text the model reads), with a note saying how much was cut;
 - ``render_data`` larger than ``max_render_chars`` (as JSON) is replaced by a note: a UI can't
   show half a structure, so none of it is kept;
 - media parts (``content``) must have a type the shipped model adapters send (``IMAGE_TYPES``,
@@ -65,8 +65,8 @@ class ResultLimits:
     """
 
     max_text_chars: int = 1_000_000
-    """Characters of ``data`` (as the JSON text the model reads) and of ``message``, each
-    (default 1,000,000, about 250,000 tokens)."""
+    """Characters of ``data`` (as the JSON text the model reads), of ``message`` and of
+    ``summary``, each (default 1,000,000, about 250,000 tokens)."""
     max_render_chars: int = 2_000_000
     """Characters of ``render_data`` as JSON (default 2,000,000); a larger one is replaced
     by a note."""
@@ -222,6 +222,8 @@ def bound_result(result: ToolResultData, limits: ResultLimits) -> ToolResultData
             update["data"] = cut_text(text, text_limit)
     if result.message is not None and len(result.message) > text_limit:
         update["message"] = cut_text(result.message, text_limit, "message")
+    if result.summary is not None and len(result.summary) > text_limit:
+        update["summary"] = cut_text(result.summary, text_limit, "summary")
     render = result.render_data
     if render is not None:
         size = json_size(render, limits.max_render_chars)

@@ -177,7 +177,7 @@ class SubagentCompleted:
     status: Literal["success", "error", "aborted"] = "success"
 
 
-CacheCollapseKind = Literal["ttl_expired", "compacted", "unexpected"]
+CacheCollapseKind = Literal["ttl_expired", "compacted", "summaries", "unexpected"]
 """Why a call read far less from the prompt cache than the conversation had established."""
 
 
@@ -186,8 +186,10 @@ class CacheCollapse:
     """A model call read back far less of the prompt cache than the conversation had built.
 
     ``cause`` says why: ``ttl_expired`` (idle longer than the cache TTL), ``compacted`` (a
-    compaction rewrote history since the last call) or ``unexpected`` (the cached prefix
-    moved: a bug to fix — ``detail`` names what changed when the adapter can tell).
+    compaction rewrote history since the last call), ``summaries`` (a new user turn: the
+    previous turn's tool results are now sent as summaries, ``Glove(result_summaries=)``; once
+    per user turn, expected) or ``unexpected`` (the cached prefix moved: a bug to fix —
+    ``detail`` names what changed when the adapter can tell).
     """
 
     kind: Literal["cache_collapse"] = field(default="cache_collapse", init=False)

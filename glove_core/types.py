@@ -88,6 +88,9 @@ class ToolResultData(_Model):
 
     ``data`` (and ``content``, for media) reach the model; ``message`` explains an error or an
     abort; ``render_data`` is for the application's UI and never reaches the model.
+    ``summary`` is the tool's own short version of ``data``, saved with the result and sent
+    instead of it once the result is from an earlier user turn, when the Glove sends
+    summaries (``Glove(result_summaries=...)``); it is not sent otherwise.
     """
 
     status: ToolStatus = "success"
@@ -96,6 +99,10 @@ class ToolResultData(_Model):
     render_data: Any = None
     content: list[ContentPart] | None = Field(
         default=None, description="Media parts (images, documents) the model should see."
+    )
+    summary: str | None = Field(
+        default=None,
+        description="The tool's own short version of data, sent instead of it in later turns.",
     )
 
 

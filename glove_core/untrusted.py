@@ -8,8 +8,8 @@ MCP server, a document) reaches the model inside a labelled envelope, the way ou
 The content is XML-escaped (``&``, ``<``, ``>``; characters XML cannot carry become U+FFFD), so
 nothing in it can close the envelope or open another. ``untrusted_text`` wraps one text;
 ``mark_untrusted`` wraps a whole tool: the text of every result it returns (``data``, an
-error's ``message``, text parts of ``content``). ``render_data`` is left as it is: it never
-reaches the model.
+error's ``message``, its ``summary``, text parts of ``content``). ``render_data`` is left as
+it is: it never reaches the model.
 """
 
 from __future__ import annotations
@@ -56,6 +56,8 @@ def _wrapped(result: ToolResultData, source: str) -> ToolResultData:
         update["data"] = untrusted_text(data_text(data), source)
     if result.message is not None and result.status != "success":
         update["message"] = untrusted_text(result.message, source)
+    if result.summary is not None:
+        update["summary"] = untrusted_text(result.summary, source)
     if result.content:
         parts: list[ContentPart] = [
             TextPart(text=untrusted_text(p.text, source)) if isinstance(p, TextPart) else p

@@ -57,3 +57,33 @@ async def test_large_results_runs_and_prints_its_summary() -> None:
     lines = out.decode().splitlines()
     assert any(line.split()[:2] == ["0.2", "unbounded"] for line in lines)
     assert lines[-1].startswith("summary: a 0.2 MB result: stored ")
+
+
+async def test_history_cost_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "history_cost.py"),
+        "--quick",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert any(line.split("|")[0].strip() == "2,000" for line in lines)
+    assert lines[-1].startswith("summary: from 200 to 2,000 saved messages")
+
+
+async def test_result_summaries_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "result_summaries.py"),
+        *("--turns", "2", "--size-kb", "4"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert any(line.endswith("<- turn start") for line in lines)
+    assert lines[-1].startswith("summary: over 6 calls with 4 KB results")

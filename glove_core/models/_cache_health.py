@@ -2,7 +2,8 @@
 
 After each call the prefix the conversation has established is what that call read plus what
 it wrote. The next call should read at least that much back; when it misses a lot, the cause is
-idling past the TTL, a compaction that rewrote history, or a bug that moved the prefix.
+idling past the TTL, a compaction that rewrote history, tool results of the previous user turn
+now sent as summaries, or a bug that moved the prefix.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class _Seen:
     compaction: str | None
     system: str
     tools: str
+    summarized: int
 
 
 def _digest(text: str) -> str:
@@ -77,6 +79,7 @@ class CacheHealth:
             compaction=_compaction_marker(request),
             system=_digest(request.system),
             tools=tools,
+            summarized=request.summarized,
         )
         before = self._seen.pop(key, None)
         self._seen[key] = seen
@@ -98,6 +101,12 @@ class CacheHealth:
         elif seen.compaction != before.compaction:
             kind = "compacted"
             detail = "a compaction summary replaced the history since the previous call"
+        elif seen.summarized > before.summarized:
+            kind = "summaries"
+            detail = (
+                "a new user turn: tool results of the previous turn are now sent as summaries "
+                "(once per user turn)"
+            )
         else:
             kind = "unexpected"
             if seen.tools != before.tools:

@@ -58,6 +58,10 @@ class ModelRequest:
     sampling request). The adapter's own limit still applies: the smaller of the two wins.
     None means the adapter's limit alone.
 
+    ``summarized`` counts the saved messages whose tool results are sent as summaries
+    (``glove_core.result_summaries``): when it grows, the prefix was rewritten on purpose, once
+    per user turn, and a caching adapter does not report it as an unexpected cache collapse.
+
     Tool results in ``messages`` never carry ``render_data``: it is data for the application's
     UI, so it is taken out here, whoever builds the request, before any adapter sees it (the
     store and subscribers keep it).
@@ -70,6 +74,7 @@ class ModelRequest:
     request_context_index: int | None = None
     conversation_id: str | None = None
     max_tokens: int | None = None
+    summarized: int = 0
 
     def reply_limit(self, own: int) -> int:
         """The reply's token cap for an adapter whose own cap is ``own``: the smaller of that
@@ -80,6 +85,8 @@ class ModelRequest:
         self.messages = without_render_data(self.messages)
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1 (or None), got {self.max_tokens}")
+        if self.summarized < 0:
+            raise ValueError(f"summarized must be 0 or more, got {self.summarized}")
         if self.saved_count < 0:
             self.saved_count = len(self.messages)
         if self.request_context_index is not None and not (

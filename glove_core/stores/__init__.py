@@ -1,6 +1,9 @@
 """Conversation stores."""
 
 from glove_core.stores.base import (
+    CompactedHistoryStore as CompactedHistoryStore,
+)
+from glove_core.stores.base import (
     InboxStore as InboxStore,
 )
 from glove_core.stores.base import (
@@ -24,6 +27,7 @@ from glove_core.stores.sqlite import SessionInfo as SessionInfo
 from glove_core.stores.sqlite import SqliteStore as SqliteStore
 
 __all__ = [
+    "CompactedHistoryStore",
     "InboxStore",
     "MemoryStore",
     "PermissionStatus",

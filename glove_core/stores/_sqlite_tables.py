@@ -55,6 +55,12 @@ STORE_SCHEMA = SqliteSchema(
         )""",
             "CREATE INDEX glove_inbox_by_item ON glove_inbox (item_id)",
         ),
+        # 2: the newest compaction of a conversation in one index lookup, so a request reads
+        # from the last compaction on (``get_messages_since_compaction``) without a scan.
+        (
+            "CREATE INDEX glove_messages_compactions ON glove_messages "
+            "(session_id, is_compaction, seq)",
+        ),
     ),
 )
 """The conversation store's tables: sessions and their counters, messages, permissions, inbox."""

@@ -3,11 +3,13 @@
 ``StoreAdapter`` is required: messages and counters. The capability protocols are optional; a
 store that implements one switches the matching feature on (tasks → ``glove_update_tasks``,
 permissions → remembered answers, inbox → ``glove_post_to_inbox``, turn lock → turns of one
-conversation never overlap, even from several processes).
+conversation never overlap, even from several processes; compacted history → a request reads
+only what the model sees, from the last compaction on).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Literal, Protocol, runtime_checkable
 
@@ -15,12 +17,15 @@ from glove_core.abort import AbortSignal
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = [
+    "CompactedHistoryStore",
     "InboxStore",
     "PermissionStatus",
     "PermissionStore",
     "StoreAdapter",
     "TaskStore",
     "TurnLockStore",
+    "read_visible_history",
+    "since_last_compaction",
 ]
 
 PermissionStatus = Literal["granted", "denied"]
@@ -77,6 +82,43 @@ class StoreAdapter(Protocol):
     async def reset_counters(self) -> None:
         """Set the token and turn counters to zero."""
         ...
+
+
+@runtime_checkable
+class CompactedHistoryStore(Protocol):
+    """Optional: the visible part of a conversation, read without reading the rest.
+
+    The model sees a conversation from its newest compaction summary on; everything before
+    stays in the store for the application (``get_messages``) but is never sent again. A store
+    that implements this lets the loop read only that part, so the cost of a request follows
+    what the model sees, not everything ever said. A store without it is read whole and
+    filtered.
+
+    The contract: ``get_messages_since_compaction()`` equals ``get_messages()`` cut at its last
+    message with ``is_compaction=True`` (that message included), or all of it when there is
+    none — and costs in proportion to what it returns.
+    """
+
+    async def get_messages_since_compaction(self) -> list[Message]:
+        """The newest compaction message (inclusive) and every message after it, oldest
+        first; every message when the conversation was never compacted."""
+        ...
+
+
+async def read_visible_history(store: StoreAdapter) -> list[Message]:
+    """The conversation from its newest compaction on: through ``CompactedHistoryStore``
+    when ``store`` has it, else ``get_messages()`` filtered."""
+    if isinstance(store, CompactedHistoryStore):
+        return await store.get_messages_since_compaction()
+    return since_last_compaction(await store.get_messages())
+
+
+def since_last_compaction(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` from the last one with ``is_compaction=True`` on (all when none is)."""
+    for index in range(len(messages) - 1, -1, -1):
+        if messages[index].is_compaction:
+            return list(messages[index:])
+    return list(messages)
 
 
 @runtime_checkable

@@ -4,7 +4,11 @@
 from __future__ import annotations
 
 from glove_core.errors import InboxItemError
-from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
+from glove_core.stores.base import (
+    InboxStatus,
+    PermissionStatus,
+    inbox_changes,
+)
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["MemoryStore", "PlainMemoryStore"]
@@ -21,6 +25,7 @@ class PlainMemoryStore:
     def __init__(self, identifier: str = "memory") -> None:
         self._identifier = identifier
         self._messages: list[Message] = []
+        self._compacted_at = 0  # index of the newest compaction message (0 when none)
         self._usage = Usage()
         self._turns = 0
         self._permissions: dict[tuple[str, str], PermissionStatus] = {}
@@ -35,6 +40,10 @@ class PlainMemoryStore:
         return list(self._messages)
 
     async def append_messages(self, messages: list[Message]) -> None:
+        if any(m.is_compaction for m in messages):
+            self._compacted_at = len(self._messages) + max(
+                i for i, m in enumerate(messages) if m.is_compaction
+            )
         self._messages.extend(messages)
 
     async def get_usage(self) -> Usage:
@@ -60,12 +69,18 @@ class PlainMemoryStore:
 class MemoryStore(PlainMemoryStore):
     """Keeps one conversation in memory; lost when the process ends.
 
-    Implements ``StoreAdapter`` and the task, permission and inbox capabilities.
+    Implements ``StoreAdapter`` and the compacted-history, task, permission and inbox
+    capabilities.
     """
 
     def __init__(self, identifier: str = "memory") -> None:
         super().__init__(identifier)
         self._tasks: list[Task] = []
+
+    async def get_messages_since_compaction(self) -> list[Message]:
+        """The newest compaction message and everything after it, oldest first (all messages
+        when there is none); a slice, not a scan."""
+        return self._messages[self._compacted_at :]
 
     async def get_tasks(self) -> list[Task]:
         return list(self._tasks)

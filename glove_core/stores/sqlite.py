@@ -19,17 +19,17 @@ from __future__ import annotations
 import asyncio
 import os
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, ClassVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from glove_core.abort import AbortSignal
-from glove_core.errors import InboxItemError, StoreCorruptError
+from glove_core.errors import InboxItemError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
-from glove_core.stores import _sqlite_outside, _sqlite_sessions
+from glove_core.stores import _sqlite_messages, _sqlite_outside, _sqlite_sessions
 from glove_core.stores._sqlite_outside import SessionInfo
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT, lock_file_path, turn_lock
@@ -48,7 +48,8 @@ _TASKS = TypeAdapter(list[Task])
 class SqliteStore(AsyncResource):
     """A conversation kept in a SQLite file, with every optional capability.
 
-    Implements ``StoreAdapter`` and the task, permission, inbox and turn-lock capabilities.
+    Implements ``StoreAdapter`` and the compacted-history, task, permission, inbox and
+    turn-lock capabilities.
     Use it as an async context manager, or call ``aclose()`` when done; the file is created
     (and its schema migrated) by the first call that needs it.
 
@@ -169,45 +170,30 @@ class SqliteStore(AsyncResource):
 
     async def get_messages(self) -> list[Message]:
         """Every saved message of the conversation, oldest first."""
-        sid = self._session_id
+        return await self._load(_sqlite_messages.all_rows(self._session_id))
 
-        def read(conn: sqlite3.Connection) -> list[tuple[int, str]]:
-            rows: list[tuple[int, str]] = conn.execute(
-                "SELECT seq, data FROM glove_messages WHERE session_id = ? ORDER BY seq", (sid,)
-            ).fetchall()
-            return rows
-
-        def load() -> list[Message]:
-            # Parsed outside the lock, so other calls on this store need not wait for it.
-            rows = self._db.read_sync(read)
-            try:
-                return [Message.model_validate_json(data) for _, data in rows]
-            except ValidationError as exc:
-                bad = next(seq for seq, data in rows if not _parses(data))
-                raise StoreCorruptError(
-                    self._path,
-                    f"message row {bad} of conversation {sid!r} is not a valid message "
-                    f"({exc.error_count()} error(s))",
-                ) from exc
-
-        return await asyncio.to_thread(load)
+    async def get_messages_since_compaction(self) -> list[Message]:
+        """The newest compaction message and every message after it, oldest first; every
+        message when the conversation was never compacted (the ``CompactedHistoryStore``
+        capability). Two index lookups: the cost follows what the model sees, not the length
+        of the whole conversation."""
+        return await self._load(_sqlite_messages.rows_since_compaction(self._session_id))
 
     async def append_messages(self, messages: list[Message]) -> None:
         """Save messages at the end of the conversation, in one transaction (all or none)."""
-        if not messages:
-            return
-        sid = self._session_id
-        rows = [(sid, m.id, m.sender, int(m.is_compaction), m.model_dump_json()) for m in messages]
+        if messages:
+            await self._db.write(_sqlite_messages.insert_messages(self._session_id, messages))
 
-        def write(conn: sqlite3.Connection) -> None:
-            touch(conn, sid)
-            conn.executemany(
-                "INSERT INTO glove_messages (session_id, message_id, sender, is_compaction, "
-                "data) VALUES (?, ?, ?, ?, ?)",
-                rows,
+    async def _load(
+        self, read: Callable[[sqlite3.Connection], list[tuple[int, str]]]
+    ) -> list[Message]:
+        def load() -> list[Message]:
+            # Parsed outside the lock, so other calls on this store need not wait for it.
+            return _sqlite_messages.parse_rows(
+                self._db.read_sync(read), self._path, self._session_id
             )
 
-        await self._db.write(write)
+        return await asyncio.to_thread(load)
 
     async def get_usage(self) -> Usage:
         """Tokens used by this conversation so far."""
@@ -487,14 +473,3 @@ class SqliteStore(AsyncResource):
 
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r}, {self._session_id!r})"
-
-
-# --- row helpers ---------------------------------------------------------------------------
-
-
-def _parses(data: str) -> bool:
-    try:
-        Message.model_validate_json(data)
-    except ValidationError:
-        return False
-    return True

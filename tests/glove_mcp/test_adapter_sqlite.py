@@ -91,7 +91,7 @@ async def test_a_file_written_before_the_sqlite_layer_opens_for_all_three(
     async with SqliteStore(path, "conv") as store:
         assert [m.id for m in await store.get_messages()] == ["m1", "m2"]
     assert schema_rows(path) == [
-        ("glove_core.conversations", 1),
+        ("glove_core.conversations", SqliteStore.schema.version),
         ("glove_core.events", 1),
         ("glove_mcp.active_servers", 1),
     ]

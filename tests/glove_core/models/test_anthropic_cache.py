@@ -232,6 +232,28 @@ async def test_a_compaction_is_reported_as_compacted(fake: FakeAnthropicAPI) -> 
     assert collapse.cause == "compacted"
 
 
+async def test_results_newly_sent_as_summaries_are_reported_as_summaries(
+    fake: FakeAnthropicAPI, caplog: pytest.LogCaptureFixture
+) -> None:
+    recorder = Recorder()
+    history = [
+        Message(sender="user", text="q"),
+        Message(sender="agent", text="long answer " * 2000),
+        Message(sender="user", text="next"),
+    ]
+    shortened = [history[0], Message(sender="agent", text="short"), history[2]]
+    before = ModelRequest(system="short system", tools=[], messages=history)
+    after = ModelRequest(system="short system", tools=[], messages=shortened, summarized=1)
+    async with _model(fake) as model:
+        await _two_calls(model, before, recorder)
+        await model.prompt(after, recorder)
+    [collapse] = recorder.of("cache_collapse")
+    assert collapse.cause == "summaries" and "once per user turn" in collapse.detail
+    assert "collapsed unexpectedly" not in caplog.text
+    with pytest.raises(ValueError, match="summarized must be 0 or more, got -1"):
+        ModelRequest(system="s", tools=[], messages=[], summarized=-1)
+
+
 async def test_a_moved_prefix_is_reported_as_unexpected(
     fake: FakeAnthropicAPI, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -48,3 +48,22 @@ async def test_bad_inbox_ids_raise_the_same_error_as_the_sqlite_store() -> None:
     with pytest.raises(InboxItemError, match="'nope': no such item in conversation 's1'"):
         await store.update_inbox_item("nope", status="consumed")
     assert [i.id for i in await store.get_inbox_items()] == ["i1"]  # nothing lost
+
+
+async def test_the_window_starts_at_the_newest_compaction_of_any_append() -> None:
+    store = MemoryStore()
+    assert await store.get_messages_since_compaction() == []
+    first = [Message(sender="user", text="a"), Message(sender="agent", text="b")]
+    await store.append_messages(first)
+    assert await store.get_messages_since_compaction() == first
+    batch = [
+        Message(sender="user", text="s1", is_compaction=True),
+        Message(sender="user", text="s2", is_compaction=True),
+        Message(sender="agent", text="c"),
+    ]
+    await store.append_messages(batch)
+    await store.append_messages([Message(sender="user", text="d")])
+    window = await store.get_messages_since_compaction()
+    assert [m.text for m in window] == ["s2", "c", "d"]
+    window.clear()  # the caller's list: the store is unchanged
+    assert len(await store.get_messages_since_compaction()) == 3

@@ -474,3 +474,29 @@ async def test_the_store_uses_the_layers_busy_timeout(tmp_path: Path) -> None:
             holder.execute("ROLLBACK")
             holder.close()
         assert await store.get_messages() == []
+
+
+async def test_the_window_read_parses_only_the_window(tmp_path: Path) -> None:
+    # A damaged row before the last compaction does not stop a request (it reads from the
+    # compaction on); one inside the window is named, as get_messages names it.
+    path = tmp_path / "g.db"
+    messages = [
+        Message(sender="user", text="0"),
+        Message(sender="user", text="summary", is_compaction=True),
+        Message(sender="agent", text="2"),
+    ]
+    async with SqliteStore(path, "s1") as store:
+        await store.append_messages(messages)
+    conn = sqlite3.connect(path)
+    conn.execute('UPDATE glove_messages SET data = \'{"sender": "robot"}\' WHERE seq = 1')
+    conn.commit()
+    async with SqliteStore(path, "s1") as store:
+        assert await store.get_messages_since_compaction() == messages[1:]
+        with pytest.raises(StoreCorruptError, match="message row 1 of conversation 's1'"):
+            await store.get_messages()
+    conn.execute('UPDATE glove_messages SET data = \'{"sender": "robot"}\' WHERE seq = 3')
+    conn.commit()
+    conn.close()
+    async with SqliteStore(path, "s1") as store:
+        with pytest.raises(StoreCorruptError, match="message row 3 of conversation 's1'"):
+            await store.get_messages_since_compaction()

@@ -1,0 +1,109 @@
+"""The message rows of ``SqliteStore`` files: reading them whole or from the last compaction
+on, and writing them (internal).
+
+Reading from the last compaction costs what the model sees, not what was ever said: the newest
+compaction row is found through the ``(session_id, is_compaction, seq)`` index (migration 2 of
+``glove_core.conversations``), then the rows from it on through ``(session_id, seq)``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Sequence
+
+from pydantic import ValidationError
+
+from glove_core.errors import StoreCorruptError
+from glove_core.stores._sqlite_tables import touch
+from glove_core.types import Message
+
+__all__ = [
+    "LAST_COMPACTION_SQL",
+    "ROWS_FROM_SQL",
+    "all_rows",
+    "insert_messages",
+    "parse_rows",
+    "rows_since_compaction",
+]
+
+Rows = list[tuple[int, str]]
+
+LAST_COMPACTION_SQL = (
+    "SELECT MAX(seq) FROM glove_messages WHERE session_id = ? AND is_compaction = 1"
+)
+"""The newest compaction row of a session: one lookup in ``glove_messages_compactions``."""
+ROWS_FROM_SQL = (
+    "SELECT seq, data FROM glove_messages WHERE session_id = ? AND seq >= ? ORDER BY seq"
+)
+"""A session's rows from a ``seq`` on: a range of ``glove_messages_by_session``."""
+
+
+def all_rows(sid: str) -> Callable[[sqlite3.Connection], Rows]:
+    """A read of every message row of session ``sid``, oldest first."""
+
+    def read(conn: sqlite3.Connection) -> Rows:
+        rows: Rows = conn.execute(
+            "SELECT seq, data FROM glove_messages WHERE session_id = ? ORDER BY seq", (sid,)
+        ).fetchall()
+        return rows
+
+    return read
+
+
+def rows_since_compaction(sid: str) -> Callable[[sqlite3.Connection], Rows]:
+    """A read of session ``sid``'s rows from its newest compaction on (inclusive), oldest
+    first; every row when it has none. Both statements run in one read transaction, so a
+    compaction saved in between cannot split them."""
+
+    def read(conn: sqlite3.Connection) -> Rows:
+        (start,) = conn.execute(
+            "SELECT MAX(seq) FROM glove_messages WHERE session_id = ? AND is_compaction = 1",
+            (sid,),
+        ).fetchone()
+        rows: Rows = conn.execute(
+            "SELECT seq, data FROM glove_messages WHERE session_id = ? AND seq >= ? ORDER BY seq",
+            (sid, 0 if start is None else start),
+        ).fetchall()
+        return rows
+
+    return read
+
+
+def parse_rows(rows: Rows, path: str, sid: str) -> list[Message]:
+    """The messages of ``rows``; a row that is not a valid message raises naming it.
+
+    Raises:
+        StoreCorruptError: a row does not parse as a ``Message``.
+    """
+    try:
+        return [Message.model_validate_json(data) for _, data in rows]
+    except ValidationError as exc:
+        bad = next(seq for seq, data in rows if not _parses(data))
+        raise StoreCorruptError(
+            path,
+            f"message row {bad} of conversation {sid!r} is not a valid message "
+            f"({exc.error_count()} error(s))",
+        ) from exc
+
+
+def insert_messages(sid: str, messages: Sequence[Message]) -> Callable[[sqlite3.Connection], None]:
+    """A write appending ``messages`` to session ``sid`` (one transaction: all or none)."""
+    rows = [(sid, m.id, m.sender, int(m.is_compaction), m.model_dump_json()) for m in messages]
+
+    def write(conn: sqlite3.Connection) -> None:
+        touch(conn, sid)
+        conn.executemany(
+            "INSERT INTO glove_messages (session_id, message_id, sender, is_compaction, "
+            "data) VALUES (?, ?, ?, ?, ?)",
+            rows,
+        )
+
+    return write
+
+
+def _parses(data: str) -> bool:
+    try:
+        Message.model_validate_json(data)
+    except ValidationError:
+        return False
+    return True
