@@ -236,16 +236,16 @@ function onItem(name, data, eventId) {
       liveText(data.agent).append(document.createTextNode(data.text));
       break;
     case "tool_use":
-      $("live").append(toolCall(data.name, data.input, data.agent));
+      where(data.agent).append(wrap(data.agent, toolCall(data.name, data.input, data.agent)));
       break;
     case "tool_result":
-      $("live").append(toolResult(data.name, data, data.agent));
+      where(data.agent).append(wrap(data.agent, toolResult(data.name, data, data.agent)));
       break;
     case "subagent_started":
-      $("live").append(el("div", "note", "subagent " + data.name + " started"));
+      $("log").append(item(el("div", "note", "subagent " + data.name + " started")));
       break;
     case "subagent_finished":
-      $("live").append(el("div", "note", "subagent " + data.name + " " + data.status));
+      $("log").append(item(el("div", "note", "subagent " + data.name + " " + data.status)));
       break;
     case "slots":
       renderSlots(data.slots);
@@ -271,18 +271,30 @@ function scrollDown() {
   log.scrollTop = log.scrollHeight;
 }
 
+// The main agent's live items preview what is being saved: they wait in #live until the
+// saved message replaces them. A subagent's work is never saved in this conversation, so it
+// goes straight into the log.
+function where(agent) {
+  return agent === "main" ? $("live") : $("log");
+}
+
+function wrap(agent, node) {
+  return agent === "main" ? node : item(node);
+}
+
 function liveText(agent) {
-  const live = $("live");
-  const last = live.lastElementChild;
-  if (last && last.dataset.agent === agent && last.classList.contains("text")) {
-    return last.querySelector(".body");
+  const container = where(agent);
+  const last = container.lastElementChild;
+  const box0 = last && (agent === "main" ? last : last.firstElementChild);
+  if (box0 && box0.dataset.agent === agent && box0.classList.contains("text")) {
+    return box0.querySelector(".body");
   }
   const box = el("div", agent === "main" ? "bubble agent text" : "bubble subagent text");
   box.dataset.agent = agent;
-  if (agent !== "main") box.append(el("div", "who", agent));
+  if (agent !== "main") box.append(el("div", "who", "subagent " + agent));
   const body = el("div", "body");
   box.append(body);
-  live.append(box);
+  container.append(wrap(agent, box));
   return body;
 }
 
@@ -294,9 +306,13 @@ function renderMessage(message) {
     for (const r of message.tool_results) log.append(item(toolResult(r.name, r.result, "main")));
     return;
   }
+  if (message.framework_context === "event") {
+    log.append(item(eventBubble(message.text)));
+    return;
+  }
   if (message.framework_context) {
     const box = el("div", "bubble event");
-    box.append(el("div", "who", message.framework_context === "event" ? "outside event" : message.framework_context));
+    box.append(el("div", "who", message.framework_context));
     box.append(el("div", "body", message.text));
     log.append(item(box));
     return;
@@ -307,6 +323,24 @@ function renderMessage(message) {
     log.append(item(box));
   }
   for (const call of message.tool_calls || []) log.append(item(toolCall(call.name, call.input, "main")));
+}
+
+// Outside events arrive as the framework wrote them for the model: <event source= kind=>…
+// Shown as source, kind and content (read with regular expressions, written as text).
+function eventBubble(text) {
+  const box = el("div", "bubble event");
+  box.append(el("div", "who", "outside event"));
+  const events = [...text.matchAll(/<event ([^>]*)>\n?([\s\S]*?)\n?<\/event>/g)];
+  if (!events.length) {
+    box.append(el("div", "body", text));
+    return box;
+  }
+  for (const [, attributes, content] of events) {
+    const attrs = Object.fromEntries([...attributes.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    box.append(el("div", "meta", [attrs.source, attrs.kind, attrs.received_at].filter(Boolean).join(" · ")));
+    box.append(el("div", "body", content));
+  }
+  return box;
 }
 
 function item(child) {
