@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -257,7 +257,7 @@ Reader = Callable[[int], Awaitable[FollowSnapshot]]
 
 async def follow_stream(
     relays: Relays, session_id: str, read: Reader, after: int
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """The SSE frames of a follow stream from cursor ``after``.
 
     The follower joins before the first read, so a message saved meanwhile is in that read or

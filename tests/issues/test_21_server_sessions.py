@@ -11,6 +11,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import pytest
 
 from glove_core import Glove, Message, ScriptedModel, SqliteStore, ToolCall, tool
@@ -18,7 +19,14 @@ from glove_core.event_queue import SqliteEventQueue
 from glove_core.events import EventsConfig
 from glove_mcp.server import ACCESS_LOGGER, HeadlessServer
 from tests.glove_mcp._follow import follow
-from tests.glove_mcp._server_harness import KEY, running, simple_factory, sse_events
+from tests.glove_mcp._server_harness import (
+    AUTH,
+    KEY,
+    running,
+    serve_process,
+    simple_factory,
+    sse_events,
+)
 
 
 def _call(name: str, **input: Any) -> Message:
@@ -217,3 +225,20 @@ async def test_every_request_gets_one_access_log_line_without_secrets(
     text = "\n".join(lines)
     for secret in (KEY, "query-secret", "private message"):
         assert secret not in text
+
+
+async def test_serve_writes_the_access_log_when_asked(tmp_path: Path) -> None:
+    async with (
+        serve_process(tmp_path, "--access-log") as server,
+        httpx2.AsyncClient(base_url=server.url, headers=AUTH, timeout=30) as client,
+    ):
+        await client.post("/sessions", json={"id": "s1"})
+        await client.get("/sessions/s1", params={"secret": "in-the-query"})
+        assert (await client.get("/")).status_code == 404  # no page without --web
+    lines = server.log.read_text().splitlines()
+    assert [line.split()[:4] for line in lines] == [
+        ["INFO", "glove_mcp.access:", "POST", "/sessions"],
+        ["INFO", "glove_mcp.access:", "GET", "/sessions/s1"],
+        ["INFO", "glove_mcp.access:", "GET", "/"],
+    ], lines
+    assert KEY not in "\n".join(lines) and "in-the-query" not in "\n".join(lines)
