@@ -13,9 +13,11 @@
 - ``GET /sessions/{id}/slots`` → ``{"slots": [{"id", "renderer", "input", "call_id"}]}``:
   what the agent waits for a person to answer (``permission_request``, ``mcp_elicitation``…).
 - ``POST /sessions/{id}/slots/{slot_id}`` with ``{"value": …}`` (or ``{"reject": "reason"}``)
-  answers one: a permission takes ``true`` / ``false``; an elicitation ``{"action": "accept" |
-  "decline" | "cancel", "content"?: {…}}`` (an answer that does not fit the form comes back as
-  a new slot whose input has ``error``). ``404`` for a slot that is not waiting.
+  answers one: a permission (``permission_request``) or a server's sampling request
+  (``mcp_sampling``) takes ``true`` / ``false``; discovery's question (``mcp_picker``) the
+  chosen option's id, or ``""`` for none; an elicitation ``{"action": "accept" | "decline" |
+  "cancel", "content"?: {…}}`` (an answer that does not fit the form comes back as a new slot
+  whose input has ``error``). ``404`` for a slot that is not waiting.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from glove_core import Slot
 from glove_core.errors import SlotNotFoundError
 from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream, slot_json
 from glove_mcp._session_cache import CachedSession, SessionBusyError, SessionCache
@@ -42,8 +45,9 @@ SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 200
 _ELICIT_ACTIONS = ("accept", "decline", "cancel")
-_PERMISSION = "permission_request"
 _ELICITATION = "mcp_elicitation"
+_YES_NO = ("permission_request", "mcp_sampling")
+_PICKER = "mcp_picker"
 
 Use = Callable[[str], AbstractAsyncContextManager[CachedSession]]
 """Opens (or finds) a session and pins it for the block; 404 for an unknown id."""
@@ -95,7 +99,7 @@ class SessionRoutes:
         self._storage = storage
         self._relays = relays
 
-    async def list(self, request: Request) -> Response:
+    async def listing(self, request: Request) -> Response:
         """``GET /sessions``."""
         self._authorize(request)
         limit = _count(request, "limit", low=1, high=_MAX_PAGE) or _DEFAULT_PAGE
@@ -206,7 +210,7 @@ class SessionRoutes:
                         raise HTTPException(400, "'reject' must be a string (the reason)")
                     display.reject(slot.id, reason or "rejected")
                 else:
-                    display.resolve(slot.id, _checked(slot.renderer, body["value"]))
+                    display.resolve(slot.id, _checked(slot, body["value"]))
             except SlotNotFoundError:  # answered by someone else a moment ago
                 raise HTTPException(
                     404, f"slot {slot_id[:80]!r} of session {session_id!r} was answered already"
@@ -214,10 +218,19 @@ class SessionRoutes:
         return JSONResponse({"answered": slot_id})
 
 
-def _checked(renderer: str, value: Any) -> Any:
-    """``value`` if it is an answer ``renderer``'s slot takes, else 400 saying what fits."""
-    if renderer == _PERMISSION and not isinstance(value, bool):
-        raise HTTPException(400, "a permission_request is answered with true (allow) or false")
+def _checked(slot: Slot, value: Any) -> Any:
+    """``value`` if it is an answer ``slot`` takes, else 400 saying what fits."""
+    renderer = slot.renderer
+    if renderer in _YES_NO and not isinstance(value, bool):
+        raise HTTPException(400, f"a {renderer} is answered with true (allow) or false")
+    if renderer == _PICKER:
+        options = slot.input.get("options", []) if isinstance(slot.input, dict) else []
+        ids = [o.get("id") for o in options if isinstance(o, dict)]
+        if value != "" and value not in ids:
+            listed = ", ".join(repr(i) for i in ids)
+            raise HTTPException(
+                400, f'an mcp_picker is answered with one of {listed}, or "" for none of them'
+            )
     if renderer == _ELICITATION:
         if not isinstance(value, dict) or value.get("action") not in _ELICIT_ACTIONS:
             raise HTTPException(

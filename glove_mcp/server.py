@@ -157,7 +157,7 @@ class HeadlessServer:
         self.app = Starlette(
             routes=[
                 Route("/sessions", guard(self._create), methods=["POST"]),
-                Route("/sessions", guard(sessions.list), methods=["GET"]),
+                Route("/sessions", guard(sessions.listing), methods=["GET"]),
                 Route("/sessions/{id}", guard(self._history), methods=["GET"]),
                 Route("/sessions/{id}", guard(sessions.delete), methods=["DELETE"]),
                 Route("/sessions/{id}/messages", guard(self._message), methods=["POST"]),

@@ -373,6 +373,8 @@ function renderSlots(slots) {
   for (const slot of slots) {
     if (slot.renderer === "permission_request") asks.append(permissionCard(slot));
     else if (slot.renderer === "mcp_elicitation") asks.append(elicitationCard(slot));
+    else if (slot.renderer === "mcp_picker") asks.append(pickerCard(slot));
+    else if (slot.renderer === "mcp_sampling") asks.append(samplingCard(slot));
     else asks.append(genericCard(slot));
   }
 }
@@ -468,6 +470,32 @@ function elicitationCard(slot) {
   row.append(button("Accept", () => answer(slot, { value: { action: "accept", content: content() } }, box)));
   row.append(button("Decline", () => answer(slot, { value: { action: "decline" } }, box)));
   row.append(button("Cancel", () => answer(slot, { value: { action: "cancel" } }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+function pickerCard(slot) {
+  const input = slot.input || {};
+  const box = card(input.question || "Which one?", slot);
+  const row = el("div", "buttons");
+  for (const option of input.options || []) {
+    const choice = button(option.name || option.id, () => answer(slot, { value: option.id }, box));
+    choice.title = option.description || "";
+    row.append(choice);
+  }
+  row.append(button("None of them", () => answer(slot, { value: "" }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+function samplingCard(slot) {
+  const input = slot.input || {};
+  const box = card(input.server + " asks the model to answer", slot);
+  if (input.system_prompt) box.append(el("p", null, input.system_prompt));
+  box.append(el("pre", null, pretty(input.messages)));
+  const row = el("div", "buttons");
+  row.append(button("Allow", () => answer(slot, { value: true }, box)));
+  row.append(button("Deny", () => answer(slot, { value: false }, box)));
   box.append(row, el("p", "error"));
   return box;
 }

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from glove_core import Glove, Message, ScriptedModel, SqliteStore, ToolCall, tool
+from glove_core import Glove, Message, ScriptedModel, SqliteStore, ToolCall, ToolContext, tool
 from glove_core.event_queue import SqliteEventQueue
 from glove_core.events import EventsConfig
 from glove_mcp.server import ACCESS_LOGGER, HeadlessServer
@@ -242,3 +242,36 @@ async def test_serve_writes_the_access_log_when_asked(tmp_path: Path) -> None:
         ["INFO", "glove_mcp.access:", "GET", "/"],
     ], lines
     assert KEY not in "\n".join(lines) and "in-the-query" not in "\n".join(lines)
+
+
+def _picking(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+    @tool
+    async def pick(ctx: ToolContext) -> str:
+        """Ask the person to choose a server."""
+        options = [{"id": "notes", "name": "Notes"}, {"id": "tracker", "name": "Tracker"}]
+        choice = await ctx.display.push_and_wait(
+            "mcp_picker", {"question": "Which one?", "options": options}
+        )
+        return f"chose {choice!r}"
+
+    glove = Glove(model=ScriptedModel([_call("pick"), "ok"]), system_prompt="headless", store=store)
+    return glove.fold(pick)
+
+
+async def test_a_choice_is_checked_against_the_options(tmp_path: Path) -> None:
+    server = HeadlessServer(str(tmp_path / "s.db"), KEY, _picking)
+    async with running(server) as client:
+        await client.post("/sessions", json={"id": "s1"})
+        async with follow(client, "s1") as stream:
+            turn = asyncio.create_task(client.post("/sessions/s1/messages", json={"text": "go"}))
+            shown = await stream.until(lambda i: i.name == "slots" and bool(i.data["slots"]))
+            url = f"/sessions/s1/slots/{shown[-1].data['slots'][0]['id']}"
+            bad = await client.post(url, json={"value": "calendar"})
+            assert bad.status_code == 400
+            assert bad.json()["error"] == (
+                "an mcp_picker is answered with one of 'notes', 'tracker', or \"\" for none of them"
+            )
+            assert (await client.post(url, json={"value": "tracker"})).status_code == 200
+            items = await stream.until(lambda i: i.name == "tool_result")
+            assert items[-1].data["data"] == "chose 'tracker'"
+        await turn
