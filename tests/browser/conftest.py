@@ -1,4 +1,4 @@
-"""One headless Chromium (Debian's package) per test session, driven by Playwright.
+"""One headless Chromium (Debian's package) per test module, driven by Playwright.
 
 Install it with ``bash tests/browser/install.sh``. Without it the browser tests skip, saying
 so; with ``GLOVE_REQUIRE_BROWSER=1`` (CI) they fail instead. Playwright drives the system
@@ -35,9 +35,14 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """A launched Chromium (``playwright.sync_api.Browser``), shared by the session's tests."""
+    """A launched Chromium (``playwright.sync_api.Browser``), shared by a module's tests.
+
+    Module scope, not session: Playwright's sync API keeps an event loop running in this
+    thread while it is open, which would stop the asyncio tests that run after it in the same
+    process. pytest closes it before a test of another module runs.
+    """
     if not CHROMIUM.exists():
         _unavailable(f"{CHROMIUM} is missing: run `bash tests/browser/install.sh`")
     try:
