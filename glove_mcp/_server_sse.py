@@ -11,7 +11,7 @@ stream (``GET /sessions/{id}/events``) — send the same items:
 ``agent`` is ``"main"`` for the session's agent and the subagent's name (``find_capability``
 for discovery) for what a subagent does, so a client can show its text apart. An ``error``
 item is bounded (``error_data``): at most ``ERROR_PREVIEW_CHARS`` of the message, with its
-full size and an id the server log names.
+full size and an id the server log's WARNING line for it names.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def error_data(message: str, *, session_id: str) -> dict[str, Any]:
     if len(message) > ERROR_PREVIEW_CHARS:
         data["error"] = message[:ERROR_PREVIEW_CHARS] + "…"
         data["truncated"] = True
-    logger.info(
+    logger.warning(
         "a turn of session %r failed (%s, %d characters): %s",
         session_id,
         error_id,
