@@ -275,3 +275,20 @@ async def test_a_choice_is_checked_against_the_options(tmp_path: Path) -> None:
             items = await stream.until(lambda i: i.name == "tool_result")
             assert items[-1].data["data"] == "chose 'tracker'"
         await turn
+
+
+async def test_closing_a_session_refuses_a_question_nobody_answered(tmp_path: Path) -> None:
+    # A woken turn waits for a permission nobody gives; a new session needs its room.
+    server = HeadlessServer(str(tmp_path / "s.db"), KEY, _asking, max_sessions=1)
+    async with running(server) as client:
+        await client.post("/sessions", json={"id": "asks"})
+        async with follow(client, "asks") as stream:
+            event = {"id": "e1", "source": "ci", "kind": "k", "content": "c", "when_idle": "wake"}
+            await client.post("/sessions/asks/events", json=event)
+            await stream.until(lambda i: i.name == "slots" and bool(i.data["slots"]))
+            async with asyncio.timeout(30):  # a hang guard: closing used to wait forever
+                created = await client.post("/sessions", json={"id": "other"})
+            assert created.status_code == 201
+            items = await stream.until(lambda i: i.name == "tool_result")
+        assert items[-1].data["status"] in ("error", "aborted")
+        assert server.open_sessions == 1
