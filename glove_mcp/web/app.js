@@ -150,7 +150,7 @@ async function newSession() {
 
 async function deleteSession() {
   const id = state.session;
-  if (!id) return;
+  if (!id || !window.confirm("Delete session " + id + " and its whole history?")) return;
   stopFollowing();
   try {
     await api("DELETE", "/sessions/" + encodeURIComponent(id));

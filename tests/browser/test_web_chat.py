@@ -194,6 +194,15 @@ def test_a_person_talks_to_a_headless_agent_in_the_browser(browser: Any, tmp_pat
         expect(log_box.locator(".tool.result.success").last).to_contain_text(
             "deployed to prod: release 7"
         )
+
+        # Deleting asks first, then the session is gone from the list and the server.
+        page.once("dialog", lambda dialog: dialog.accept())
+        page.click("#delete-session")
+        expect(page.locator("#sessions button", has_text=session_id)).to_have_count(0)
+        gone = httpx2.get(
+            f"{url}/sessions/{session_id}", headers={"Authorization": f"Bearer {KEY}"}, timeout=30
+        )
+        assert gone.status_code == 404
         context.close()
 
     assert all(KEY not in u for u in urls), "the key went into a URL"
