@@ -2,13 +2,15 @@
 
 Each call builds a fresh child from its factory, forwards the child's events to the parent's
 subscribers between ``subagent_invoked`` and ``subagent_completed``, and returns the child's
-final text as the tool result.
+final text as the tool result. A subscriber tells a child's events from the parent's own with
+``forwarding_subagent()``, called inside its ``record``.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -33,10 +35,28 @@ __all__ = [
     "EventSink",
     "SubAgentFactory",
     "SubAgentRegistry",
+    "forwarding_subagent",
     "run_subagent",
 ]
 
 SUBAGENT_TOOL_NAME = "glove_invoke_subagent"
+
+# The subagents whose event is being delivered right now, innermost first (a grandchild's
+# forwarder runs before its parent's). Set only around one
+# forwarded ``publish`` call, so nothing else running meanwhile (the parent's own events, a
+# sibling subagent in another task) is mistaken for it.
+_FORWARDING: ContextVar[tuple[str, ...]] = ContextVar("glove_forwarding_subagent", default=())
+
+
+def forwarding_subagent() -> str | None:
+    """The subagent whose event a subscriber's ``record`` is receiving, or None.
+
+    None means the event is the agent's own. For a subagent's event (a ``TextDelta`` of the
+    child's reply, its tool calls) it is the name the subagent was run under, the innermost
+    one when subagents nest. Only meaningful inside ``record``.
+    """
+    path = _FORWARDING.get()
+    return path[0] if path else None
 
 
 class ChildAgent(Protocol):
@@ -88,11 +108,16 @@ class _SubAgent:
 class _Forwarder:
     """Passes a child's events on to the parent's subscribers."""
 
-    def __init__(self, publish: Publish) -> None:
+    def __init__(self, publish: Publish, name: str) -> None:
         self._publish = publish
+        self._name = name
 
     async def record(self, event: SubscriberEvent) -> None:
-        await self._publish(event)
+        token = _FORWARDING.set((*_FORWARDING.get(), self._name))
+        try:
+            await self._publish(event)
+        finally:
+            _FORWARDING.reset(token)
 
 
 class SubAgentRegistry:
@@ -184,7 +209,7 @@ async def run_subagent(
         if inspect.isawaitable(child):
             child = await child
         child.build()
-        child.add_subscriber(_Forwarder(publish))
+        child.add_subscriber(_Forwarder(publish, name))
         result = await child.process_request(prompt, signal=ctx.signal)
         text, status = result.text, "success"
         return text

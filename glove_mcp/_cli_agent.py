@@ -4,6 +4,7 @@ or as a headless server."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import socket
 import sys
@@ -144,6 +145,7 @@ async def demo(args: argparse.Namespace) -> int:
 async def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from glove_mcp._access_log import ACCESS_LOGGER
     from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
 
     api_key = os.environ.get(args.api_key_env, "")
@@ -174,7 +176,8 @@ async def serve(args: argparse.Namespace) -> int:
             model=model,
             system_prompt=CHAT_PROMPT,
             store=conversation,
-            server_mode=True,
+            # With the page, a person is there to answer permissions and elicitations.
+            server_mode=not args.web,
             events=EventsConfig(queue=queue),
         )
         adapter = SqliteMcpAdapter(db, session_id, tokens=tokens, check_pages=False)
@@ -192,7 +195,10 @@ async def serve(args: argparse.Namespace) -> int:
         body_timeout=args.body_timeout,
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout or None,
+        web=args.web,
     )
+    if args.access_log:
+        logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)
     limits = HttpLimits(
         header_timeout=args.header_timeout,
         keep_alive=args.keep_alive,
@@ -209,7 +215,8 @@ async def serve(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
     sock.listen(2048)  # before the line below: a client reading it may connect at once
     port = sock.getsockname()[1]
-    print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db})", flush=True)
+    page = " — chat page at /" if args.web else ""
+    print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db}){page}", flush=True)
     config = uvicorn_config(server.app, limits, log_level="warning")
     async with pool:
         await uvicorn.Server(config).serve(sockets=[sock])

@@ -25,10 +25,17 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
 from glove_core import Glove, SqliteStore
+from glove_core.errors import SlotNotFoundError
 from glove_core.resources import AsyncResource
 from glove_mcp._out_of_files import descriptor_share
 
-__all__ = ["CachedSession", "SessionCache", "SessionOpenError", "default_max_sessions"]
+__all__ = [
+    "CachedSession",
+    "SessionBusyError",
+    "SessionCache",
+    "SessionOpenError",
+    "default_max_sessions",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +49,10 @@ def default_max_sessions() -> int:
 
 class SessionOpenError(Exception):
     """``acquire(..., new=True)`` found the session open already (the caller answers 409)."""
+
+
+class SessionBusyError(Exception):
+    """``remove`` found the session in use by a request (the caller answers 409)."""
 
 
 @dataclass(eq=False)
@@ -62,6 +73,13 @@ class CachedSession:
         before failed). With ``wait``, a wake-up turn in progress finishes first."""
         try:
             if wait:
+                # A woken turn waiting for a person's answer would never end: refuse the
+                # question (a permission is denied, an elicitation cancelled), then wait.
+                display = self.glove.display_manager
+                for slot in display.slots:
+                    if slot.kind == "wait":
+                        with contextlib.suppress(SlotNotFoundError):
+                            display.reject(slot.id, "the session closed before anyone answered")
                 await self.glove.wait_for_wakeups()
             await self.glove.aclose()
         finally:
@@ -158,6 +176,36 @@ class SessionCache(AsyncResource):
         session.pins -= 1
         session.last_used = self._clock()
 
+    async def remove(self, session_id: str, then: Callable[[], Awaitable[bool]]) -> bool:
+        """Close ``session_id`` if it is open, then run ``then`` (deleting it) and return what
+        it returns. Requests for the id meanwhile wait, and then find it gone.
+
+        A wake-up turn in progress is cancelled (its events go with the session).
+
+        Raises:
+            SessionBusyError: a request is using the session, or opening it.
+        """
+        while (closing := self._closing.get(session_id)) is not None:
+            await asyncio.shield(closing)
+        session = self._open.get(session_id)
+        if session_id in self._opening or (session is not None and session.pins > 0):
+            raise SessionBusyError(session_id)
+        if session is not None:
+            del self._open[session_id]
+        result: list[bool] = []
+
+        async def close_then_delete() -> None:
+            if session is not None:
+                await self._close_one(session, wait=False)
+            result.append(await then())
+
+        # Registered as a close: an acquire of this id waits for it before looking it up.
+        task = asyncio.create_task(close_then_delete())
+        self._closing[session_id] = task
+        task.add_done_callback(lambda _: self._closing.pop(session_id, None))
+        await asyncio.shield(task)
+        return result[0]
+
     # -- eviction -------------------------------------------------------------------------
 
     async def evict_idle(self) -> int:
@@ -189,9 +237,9 @@ class SessionCache(AsyncResource):
         self._closing[session.id] = task
         task.add_done_callback(lambda _: self._closing.pop(session.id, None))
 
-    async def _close_one(self, session: CachedSession) -> None:
+    async def _close_one(self, session: CachedSession, *, wait: bool = True) -> None:
         try:
-            await session.aclose(wait=True)
+            await session.aclose(wait=wait)
         except Exception:
             # Closing released what it could; the conversation is safe in the store.
             logger.warning("closing session %r failed", session.id, exc_info=True)

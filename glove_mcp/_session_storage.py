@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Protocol
 
 from glove_core import SqliteStore
+from glove_mcp._session_rows import SessionRow, delete_session, list_sessions
 
-__all__ = ["SessionStorage", "SqliteSessionStorage"]
+__all__ = ["SessionRow", "SessionStorage", "SqliteSessionStorage"]
 
 
 class SessionStorage(Protocol):
@@ -24,6 +25,15 @@ class SessionStorage(Protocol):
 
     async def find(self, session_id: str) -> SqliteStore | None:
         """The store of an existing session, or None when there is no such session."""
+        ...
+
+    async def list_page(self, after: str | None, limit: int) -> list[SessionRow]:
+        """Up to ``limit`` sessions with ids after ``after``, in id order (one range scan)."""
+        ...
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete the session and everything kept under its id; False when it did not exist.
+        The server has closed the session first."""
         ...
 
 
@@ -47,6 +57,14 @@ class SqliteSessionStorage:
     async def find(self, session_id: str) -> SqliteStore | None:
         """See ``SessionStorage.find``."""
         return await self._open(session_id, create=False)
+
+    async def list_page(self, after: str | None, limit: int) -> list[SessionRow]:
+        """See ``SessionStorage.list_page``."""
+        return await list_sessions(self.path, after=after, limit=limit)
+
+    async def delete(self, session_id: str) -> bool:
+        """See ``SessionStorage.delete``."""
+        return await delete_session(self.path, session_id)
 
     async def _open(self, session_id: str, *, create: bool) -> SqliteStore | None:
         store = SqliteStore(self.path, session_id, check_pages=not self._checked)

@@ -138,6 +138,15 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="environment variable holding the clients' bearer key",
     )
+    serve.add_argument(
+        "--web",
+        action="store_true",
+        help="also serve a chat page at / (it asks for the same key); the agent then asks the "
+        "page for permissions and what MCP servers want to know",
+    )
+    serve.add_argument(
+        "--access-log", action="store_true", help="log one line per request to stderr"
+    )
     limits = serve.add_argument_group("limits")
     limits.add_argument(
         "--max-sessions",

@@ -9,6 +9,14 @@ Routes (every one requires ``Authorization: Bearer <api key>``):
 - ``POST /sessions/{id}/events`` with ``{"id", "source", "kind", "content", "when_idle"?,
   "expires_at"?}`` → ``{"disposition": …}`` (maps to ``Glove.emit_event``)
 - ``GET /sessions/{id}`` → ``{"id": …, "messages": […]}``
+- ``GET /sessions`` (a page), ``DELETE /sessions/{id}``, ``GET /sessions/{id}/events`` (follow
+  the session: its woken turns too), ``GET /sessions/{id}/slots`` and ``POST
+  /sessions/{id}/slots/{slot_id}`` (answer what the agent asks a person): ``_server_sessions``
+- with ``web=True``, ``GET /`` is a chat page on the same API (``_server_web``); every request
+  gets one line on the ``glove_mcp.access`` logger (``_access_log``)
+
+Stream items name the agent they come from (``"agent": "main"`` or the subagent's name), and
+an ``error`` item is bounded: ``_server_sse``.
 
 Sessions live in one SQLite file and survive a restart: an unknown id is looked up there (one
 primary-key lookup, whatever the number of sessions) before the server answers 404. Requests
@@ -27,9 +35,7 @@ import asyncio
 import contextlib
 import hmac
 import inspect
-import json
 import logging
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
@@ -37,17 +43,23 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, SqliteStore
+from glove_core import Glove, GloveError, Slot, SqliteStore
 from glove_core.errors import EventQueueFullError, EventTooLargeError
-from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
+from glove_core.subscribers import SubscriberEvent
 from glove_core.types import new_id
+from glove_mcp._access_log import ACCESS_LOGGER, AccessLog
 from glove_mcp._http_limits import HttpLimits, uvicorn_config
 from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
 from glove_mcp._request_body import read_json
+from glove_mcp._server_sessions import SESSION_ID, SessionRoutes
+from glove_mcp._server_sse import SseItem, error_data, event_item, frame
+from glove_mcp._server_stream import Relays, slot_json
+from glove_mcp._server_web import web_routes
 from glove_mcp._session_cache import (
     CachedSession,
     SessionCache,
@@ -56,7 +68,7 @@ from glove_mcp._session_cache import (
 )
 from glove_mcp._session_storage import SessionStorage, SqliteSessionStorage
 
-__all__ = ["AgentFactory", "HeadlessServer", "HttpLimits", "uvicorn_config"]
+__all__ = ["ACCESS_LOGGER", "AgentFactory", "HeadlessServer", "HttpLimits", "uvicorn_config"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,7 +77,6 @@ AgentFactory = Callable[[str, SqliteStore, AsyncExitStack], "Glove | Awaitable[G
 opens (an MCP mount, a ``SqliteEventQueue``) go on ``stack``, which the server closes when it
 closes the session (idle, or at shutdown). It runs again when a closed session is reopened."""
 
-_SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _WHEN_IDLE = ("auto", "wake", "defer")
 _NO_FILES = (
     "out of file descriptors (ulimit -n), or the database file cannot be opened: answering "
@@ -95,6 +106,9 @@ class HeadlessServer:
             more can be open while that many are busy.
         idle_timeout: seconds after its last request at which a session is closed (default
             600); ``None`` closes sessions only when ``max_sessions`` needs room.
+        web: serve the chat page at ``/`` (default False). It asks for the API key and calls
+            the same routes with it; build the Glove with ``server_mode=False`` so the agent
+            asks the page's person for permissions and elicitations.
 
     Raises:
         ValueError: no API key was given (a server without one would be open to anyone), or
@@ -111,6 +125,7 @@ class HeadlessServer:
         body_timeout: float = 30.0,
         max_sessions: int | None = None,
         idle_timeout: float | None = 600.0,
+        web: bool = False,
     ) -> None:
         if not api_key or not api_key.strip():
             raise ValueError(
@@ -129,13 +144,30 @@ class HeadlessServer:
         self._storage: SessionStorage = SqliteSessionStorage(db_path)
         self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
         self._no_files = OncePer(logger)
+        self._relays = Relays()
+        sessions = SessionRoutes(
+            authorize=self._authorize,
+            use=self._use,
+            read_json=self._json,
+            cache=self._cache,
+            storage=self._storage,
+            relays=self._relays,
+        )
+        guard = self._guard
         self.app = Starlette(
             routes=[
-                Route("/sessions", self._guard(self._create), methods=["POST"]),
-                Route("/sessions/{id}", self._guard(self._history), methods=["GET"]),
-                Route("/sessions/{id}/messages", self._guard(self._message), methods=["POST"]),
-                Route("/sessions/{id}/events", self._guard(self._event), methods=["POST"]),
+                Route("/sessions", guard(self._create), methods=["POST"]),
+                Route("/sessions", guard(sessions.listing), methods=["GET"]),
+                Route("/sessions/{id}", guard(self._history), methods=["GET"]),
+                Route("/sessions/{id}", guard(sessions.delete), methods=["DELETE"]),
+                Route("/sessions/{id}/messages", guard(self._message), methods=["POST"]),
+                Route("/sessions/{id}/events", guard(self._event), methods=["POST"]),
+                Route("/sessions/{id}/events", guard(sessions.follow), methods=["GET"]),
+                Route("/sessions/{id}/slots", guard(sessions.slots), methods=["GET"]),
+                Route("/sessions/{id}/slots/{slot_id}", guard(sessions.answer), methods=["POST"]),
+                *(web_routes() if web else []),
             ],
+            middleware=[Middleware(AccessLog)],
             # Only Starlette's own 404/405 reach this; routes answer their errors themselves.
             exception_handlers={HTTPException: self._http_error},
             lifespan=self._lifespan,
@@ -209,7 +241,7 @@ class HeadlessServer:
 
     async def _acquire(self, session_id: str, *, create: bool = False) -> CachedSession:
         """The session, open and pinned (pair with ``self._cache.release``)."""
-        if not _SESSION_ID.match(session_id):
+        if not SESSION_ID.match(session_id):
             raise HTTPException(400, "a session id is 1-128 characters from [A-Za-z0-9_.:-]")
 
         async def open_session() -> CachedSession:
@@ -230,6 +262,8 @@ class HeadlessServer:
                 finally:
                     await store.aclose()
                 raise
+            # Followers of the session see what its agent does until it closes.
+            stack.callback(self._relays.attach(session_id, glove, store))
             return CachedSession(session_id, glove, store, stack)
 
         try:
@@ -310,7 +344,7 @@ class HeadlessServer:
         if not isinstance(text, str) or not text.strip():
             raise HTTPException(400, "'text' must be a non-empty string")
         session = await self._acquire(request.path_params["id"])
-        queue: asyncio.Queue[tuple[str, dict[str, Any]] | None] = asyncio.Queue()
+        queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
         # The turn runs to completion even if the client goes away, so history stays whole;
         # the session stays pinned (never closed) until it ends.
         task = asyncio.create_task(self._turn(session, text, queue))
@@ -322,23 +356,27 @@ class HeadlessServer:
         )
 
     async def _turn(
-        self,
-        session: CachedSession,
-        text: str,
-        queue: asyncio.Queue[tuple[str, dict[str, Any]] | None],
+        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
     ) -> None:
         forwarder = _SseForwarder(queue)
+        glove = session.glove
         try:
             async with session.lock:
-                session.glove.add_subscriber(forwarder)
+                glove.add_subscriber(forwarder)
+                unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
                 try:
-                    result = await session.glove.process_request(text)
+                    result = await glove.process_request(text)
                 finally:
-                    session.glove.remove_subscriber(forwarder)
+                    unsubscribe()
+                    glove.remove_subscriber(forwarder)
+                    relay = self._relays.peek(session.id)
+                    if relay is not None:
+                        await relay.saved()  # a turn that failed part way announced no save
             usage = result.usage.model_dump()
             await queue.put(("final", {"text": result.text, "usage": usage}))
         except GloveError as exc:
-            await queue.put(("error", {"error": f"{type(exc).__name__}: {exc}"}))
+            message = f"{type(exc).__name__}: {exc}"
+            await queue.put(("error", error_data(message, session_id=session.id)))
         except Exception as exc:
             if out_of_files(exc):
                 self._no_files.warning(_NO_FILES)
@@ -350,36 +388,22 @@ class HeadlessServer:
             await queue.put(None)
 
 
-async def _sse(queue: asyncio.Queue[tuple[str, dict[str, Any]] | None]) -> AsyncIterator[str]:
+async def _sse(queue: asyncio.Queue[SseItem | None]) -> AsyncIterator[str]:
     while (item := await queue.get()) is not None:
-        name, data = item
-        yield f"event: {name}\ndata: {json.dumps(data, default=str)}\n\n"
+        yield frame(*item)
 
 
 class _SseForwarder:
-    """Turns a session's subscriber events into SSE items."""
+    """Turns a session's subscriber events (and slot changes) into a reply stream's items."""
 
-    def __init__(self, queue: asyncio.Queue[tuple[str, dict[str, Any]] | None]) -> None:
+    def __init__(self, queue: asyncio.Queue[SseItem | None]) -> None:
         self._queue = queue
 
     async def record(self, event: SubscriberEvent) -> None:
-        if isinstance(event, TextDelta):
-            await self._queue.put(("text_delta", {"text": event.text}))
-        elif isinstance(event, ToolUse):
-            await self._queue.put(
-                ("tool_use", {"id": event.id, "name": event.name, "input": event.input})
-            )
-        elif isinstance(event, ToolUseResult):
-            result = event.result
-            await self._queue.put(
-                (
-                    "tool_result",
-                    {
-                        "call_id": event.call_id,
-                        "name": event.name,
-                        "status": result.status,
-                        "data": result.data,
-                        "message": result.message,
-                    },
-                )
-            )
+        item = event_item(event)
+        if item is not None:
+            await self._queue.put(item)
+
+    def slots_changed(self, slots: list[Slot]) -> None:
+        waiting = [slot_json(s) for s in slots if s.kind == "wait"]
+        self._queue.put_nowait(("slots", {"slots": waiting}))

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from glove_core import Glove, MemoryStore, ScriptedModel, ToolCall, ToolResultData, tool
-from glove_core.subagents import SUBAGENT_TOOL_NAME
-from glove_core.subscribers import SubagentCompleted, SubagentInvoked
+from glove_core.subagents import SUBAGENT_TOOL_NAME, forwarding_subagent
+from glove_core.subscribers import SubagentCompleted, SubagentInvoked, SubscriberEvent
 from glove_core.testing import RecordingSubscriber
 
 
@@ -107,3 +107,40 @@ async def test_defining_a_second_subagent_updates_the_description() -> None:
     dispatch_tool = next(t for t in parent.tools if t.name == SUBAGENT_TOOL_NAME)
     assert "- a: First." in dispatch_tool.description
     assert "- b: Second." in dispatch_tool.description
+
+
+class _Sources:
+    """Records each event's kind with the subagent ``forwarding_subagent`` names for it."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, str | None]] = []
+
+    async def record(self, event: SubscriberEvent) -> None:
+        self.seen.append((event.kind, forwarding_subagent()))
+
+
+async def test_a_subscriber_tells_nested_subagents_events_from_the_agents_own() -> None:
+    def inner() -> Glove:
+        return Glove(model=ScriptedModel(["inner text"]), system_prompt="inner")
+
+    def outer() -> Glove:
+        child = Glove(
+            model=ScriptedModel([[dispatch("inner", "go", "d2")], "outer text"]),
+            system_prompt="outer",
+        )
+        return child.define_sub_agent("inner", "The inner one.", inner)
+
+    parent = Glove(
+        model=ScriptedModel([[dispatch("outer", "go")], "main text"]), system_prompt="main"
+    )
+    parent.define_sub_agent("outer", "The outer one.", outer).build()
+    sources = _Sources()
+    parent.add_subscriber(sources)
+
+    await parent.process_request("start")
+
+    deltas = [who for kind, who in sources.seen if kind == "text_delta"]
+    assert deltas == ["inner", "outer", None]  # the innermost subagent names its own text
+    # The brackets are the parent's own events for the outer call; nothing is left set after.
+    assert ("subagent_invoked", None) in sources.seen
+    assert forwarding_subagent() is None

@@ -1,0 +1,243 @@
+"""The headless server's session routes beyond one request: list, delete, follow, slots (internal).
+
+- ``GET /sessions?limit=N&after=ID`` → ``{"sessions": [{"id", "created_at", "updated_at",
+  "messages"}], "next": ID | null}``: at most ``limit`` (1-200, default 50) in id order; pass
+  ``next`` as ``after`` for the following page.
+- ``DELETE /sessions/{id}`` → ``204``: the session's messages and everything kept under its
+  id (permissions, inbox, queued events, active MCP servers) are deleted; an open session is
+  closed first and its followers get ``deleted``. ``404`` for an unknown id, ``409`` while a
+  request uses the session (a reply streaming, a history read): retry when it ends. A wake-up
+  turn in progress is cancelled.
+- ``GET /sessions/{id}/events?after=N`` (or ``Last-Event-ID: N``) → an SSE stream following
+  the session (``_server_stream``); without a cursor it starts at the end.
+- ``GET /sessions/{id}/slots`` → ``{"slots": [{"id", "renderer", "input", "call_id"}]}``:
+  what the agent waits for a person to answer (``permission_request``, ``mcp_elicitation``…).
+- ``POST /sessions/{id}/slots/{slot_id}`` with ``{"value": …}`` (or ``{"reject": "reason"}``)
+  answers one: a permission (``permission_request``) or a server's sampling request
+  (``mcp_sampling``) takes ``true`` / ``false``; discovery's question (``mcp_picker``) the
+  chosen option's id, or ``""`` for none; an elicitation ``{"action": "accept" | "decline" |
+  "cancel", "content"?: {…}}`` (an answer that does not fit the form comes back as a new slot
+  whose input has ``error``). ``404`` for a slot that is not waiting.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from typing import Any
+
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+
+from glove_core import Slot
+from glove_core.errors import SlotNotFoundError
+from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream, slot_json
+from glove_mcp._session_cache import CachedSession, SessionBusyError, SessionCache
+from glove_mcp._session_storage import SessionStorage
+
+__all__ = ["SESSION_ID", "SessionGone", "SessionRoutes"]
+
+SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
+"""What a session id may be."""
+
+_DEFAULT_PAGE = 50
+_MAX_PAGE = 200
+_ELICIT_ACTIONS = ("accept", "decline", "cancel")
+_ELICITATION = "mcp_elicitation"
+_YES_NO = ("permission_request", "mcp_sampling")
+_PICKER = "mcp_picker"
+
+Use = Callable[[str], AbstractAsyncContextManager[CachedSession]]
+"""Opens (or finds) a session and pins it for the block; 404 for an unknown id."""
+ReadJson = Callable[[Request], Awaitable[dict[str, Any]]]
+
+
+class SessionGone(LookupError):
+    """The followed session was deleted."""
+
+
+def check_id(session_id: str, what: str = "a session id") -> str:
+    """``session_id`` if it is a valid id, else 400."""
+    if not SESSION_ID.match(session_id):
+        raise HTTPException(400, f"{what} is 1-128 characters from [A-Za-z0-9_.:-]")
+    return session_id
+
+
+def _count(request: Request, name: str, *, low: int, high: int | None) -> int | None:
+    text = request.query_params.get(name)
+    if text is None:
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        raise HTTPException(400, f"{name} must be a whole number, got {text[:40]!r}") from None
+    if value < low or (high is not None and value > high):
+        bound = f"{low} to {high}" if high is not None else f"{low} or more"
+        raise HTTPException(400, f"{name} must be {bound}, got {value}")
+    return value
+
+
+class SessionRoutes:
+    """The routes above, on the server's session cache, storage and relays."""
+
+    def __init__(
+        self,
+        *,
+        authorize: Callable[[Request], None],
+        use: Use,
+        read_json: ReadJson,
+        cache: SessionCache,
+        storage: SessionStorage,
+        relays: Relays,
+    ) -> None:
+        self._authorize = authorize
+        self._use = use
+        self._read_json = read_json
+        self._cache = cache
+        self._storage = storage
+        self._relays = relays
+
+    async def listing(self, request: Request) -> Response:
+        """``GET /sessions``."""
+        self._authorize(request)
+        limit = _count(request, "limit", low=1, high=_MAX_PAGE) or _DEFAULT_PAGE
+        after = request.query_params.get("after")
+        if after is not None:
+            check_id(after, "after")
+        rows = await self._storage.list_page(after, limit + 1)
+        page = rows[:limit]
+        sessions = [
+            {
+                "id": r.id,
+                "created_at": r.created_at,
+                "updated_at": r.updated_at,
+                "messages": r.messages,
+            }
+            for r in page
+        ]
+        more = len(rows) > limit
+        return JSONResponse({"sessions": sessions, "next": page[-1].id if more else None})
+
+    async def delete(self, request: Request) -> Response:
+        """``DELETE /sessions/{id}``."""
+        self._authorize(request)
+        session_id = check_id(request.path_params["id"])
+        try:
+            existed = await self._cache.remove(session_id, lambda: self._storage.delete(session_id))
+        except SessionBusyError:
+            raise HTTPException(
+                409,
+                f"session {session_id!r} is busy: a request is using it (a reply, a history "
+                "read, an event); retry when it ends",
+            ) from None
+        if not existed:
+            raise HTTPException(404, f"no session {session_id!r}")
+        relay = self._relays.peek(session_id)
+        if relay is not None:
+            relay.deleted()
+        return Response(status_code=204)
+
+    async def follow(self, request: Request) -> Response:
+        """``GET /sessions/{id}/events``."""
+        self._authorize(request)
+        session_id = check_id(request.path_params["id"])
+        after = _count(request, "after", low=0, high=None)
+        if after is None and "last-event-id" in request.headers:
+            text = request.headers["last-event-id"].strip()
+            if not text.isdigit():
+                raise HTTPException(400, "Last-Event-ID must be a message count, e.g. 12")
+            after = int(text)
+        first = await self._read(session_id, 0)  # 404 for an unknown id, before streaming
+        if after is None:
+            after = first.total
+        if after > first.total:
+            raise HTTPException(
+                400, f"after={after} is past the end of the conversation ({first.total} messages)"
+            )
+
+        async def read(cursor: int) -> FollowSnapshot:
+            try:
+                return await self._read(session_id, cursor)
+            except HTTPException as exc:
+                if exc.status_code == 404:
+                    raise SessionGone(session_id) from None
+                raise
+
+        return StreamingResponse(
+            follow_stream(self._relays, session_id, read, after),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+        )
+
+    async def _read(self, session_id: str, cursor: int) -> FollowSnapshot:
+        async with self._use(session_id) as session:
+            messages = await session.store.get_messages()
+            slots = [slot_json(s) for s in session.glove.display_manager.slots if s.kind == "wait"]
+        return FollowSnapshot(
+            [m.model_dump(mode="json", exclude_none=True) for m in messages[cursor:]],
+            len(messages),
+            slots,
+        )
+
+    async def slots(self, request: Request) -> Response:
+        """``GET /sessions/{id}/slots``."""
+        self._authorize(request)
+        async with self._use(check_id(request.path_params["id"])) as session:
+            waiting = [s for s in session.glove.display_manager.slots if s.kind == "wait"]
+            return JSONResponse({"slots": [slot_json(s) for s in waiting]})
+
+    async def answer(self, request: Request) -> Response:
+        """``POST /sessions/{id}/slots/{slot_id}``."""
+        self._authorize(request)
+        session_id = check_id(request.path_params["id"])
+        slot_id = request.path_params["slot_id"]
+        body = await self._read_json(request)
+        if ("value" in body) == ("reject" in body):
+            raise HTTPException(400, 'send either {"value": ...} or {"reject": "reason"}')
+        async with self._use(session_id) as session:
+            display = session.glove.display_manager
+            slot = next((s for s in display.slots if s.id == slot_id and s.kind == "wait"), None)
+            if slot is None:
+                raise HTTPException(
+                    404, f"no slot {slot_id[:80]!r} is waiting in session {session_id!r}"
+                )
+            try:
+                if "reject" in body:
+                    reason = body["reject"]
+                    if not isinstance(reason, str):
+                        raise HTTPException(400, "'reject' must be a string (the reason)")
+                    display.reject(slot.id, reason or "rejected")
+                else:
+                    display.resolve(slot.id, _checked(slot, body["value"]))
+            except SlotNotFoundError:  # answered by someone else a moment ago
+                raise HTTPException(
+                    404, f"slot {slot_id[:80]!r} of session {session_id!r} was answered already"
+                ) from None
+        return JSONResponse({"answered": slot_id})
+
+
+def _checked(slot: Slot, value: Any) -> Any:
+    """``value`` if it is an answer ``slot`` takes, else 400 saying what fits."""
+    renderer = slot.renderer
+    if renderer in _YES_NO and not isinstance(value, bool):
+        raise HTTPException(400, f"a {renderer} is answered with true (allow) or false")
+    if renderer == _PICKER:
+        options = slot.input.get("options", []) if isinstance(slot.input, dict) else []
+        ids = [o.get("id") for o in options if isinstance(o, dict)]
+        if value != "" and value not in ids:
+            listed = ", ".join(repr(i) for i in ids)
+            raise HTTPException(
+                400, f'an mcp_picker is answered with one of {listed}, or "" for none of them'
+            )
+    if renderer == _ELICITATION:
+        if not isinstance(value, dict) or value.get("action") not in _ELICIT_ACTIONS:
+            raise HTTPException(
+                400,
+                'an mcp_elicitation is answered with {"action": "accept" | "decline" | '
+                '"cancel", "content": {...}}',
+            )
+        if "content" in value and not isinstance(value["content"], dict):
+            raise HTTPException(400, "an elicitation's 'content' must be an object of fields")
+    return value

@@ -1,0 +1,317 @@
+"""Following a session: every agent event of it, to any number of followers (internal).
+
+``GET /sessions/{id}/events`` streams what the session's agent does — a request's reply, and
+the reply of a turn an outside event woke, which no request is waiting for — as Server-Sent
+Events. Each session has one ``SessionRelay``, a subscriber of its ``Glove`` (and a listener of
+its display manager) from the moment the session opens until it closes; followers register
+with the relay by session id, so a session closed for being idle and opened again (by a
+message, or an event posted to it) reaches the same followers. After each event that follows
+a save (a model call's tokens, a tool result, injected outside events…), the relay reads the
+messages saved since its last read, once for all followers and before the agent goes on, so
+saved messages and live items reach a follower in the order they happened.
+
+What a follower is guaranteed: every message saved in the conversation reaches it exactly
+once and in order, as a ``message`` item whose SSE ``id`` is its position plus one. The stream
+first sends the saved messages after the cursor (``?after=N`` or the ``Last-Event-ID``
+header: the ``id`` of the last ``message`` seen), then live items. Live items (``text_delta``,
+``tool_use``, ``tool_result``, ``slots``…, see ``_server_sse``) have no ``id``: they preview
+what is being saved, and what is missed of them while disconnected arrives as saved messages
+after reconnecting with the cursor. A follower too slow to keep up (``max_backlog`` items
+waiting) gets ``reconnect`` ``{"after": N}`` and the stream ends: reconnecting there loses
+nothing saved. Deleting the session sends ``deleted`` and ends every stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections import deque
+from collections.abc import AsyncGenerator, Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from glove_core import Glove, Slot, StoreAdapter
+from glove_core.subscribers import (
+    CompactionEnd,
+    EventInjected,
+    EventWakeFailed,
+    SubagentCompleted,
+    SubscriberEvent,
+    TokenConsumption,
+    ToolUseResult,
+)
+from glove_mcp._server_sse import SseItem, event_item, frame
+
+__all__ = ["FollowSnapshot", "Relays", "SessionRelay", "follow_stream", "slot_json"]
+
+KEEP_ALIVE_SECONDS = 15.0
+"""A comment line this often keeps proxies from closing a quiet stream."""
+
+# Events sent once something was saved: the follower reads the conversation again then.
+_AFTER_SAVE = (
+    TokenConsumption,
+    ToolUseResult,
+    EventInjected,
+    EventWakeFailed,
+    CompactionEnd,
+    SubagentCompleted,
+)
+
+_Signal = Literal["lagging", "deleted"]
+
+
+@dataclass(frozen=True)
+class _Saved:
+    """Messages saved from position ``start`` on (JSON)."""
+
+    start: int
+    messages: list[dict[str, Any]]
+
+
+_Entry = SseItem | _Saved | _Signal
+
+
+def slot_json(slot: Slot) -> dict[str, Any]:
+    """A waiting display slot as the API shows it."""
+    return {"id": slot.id, "renderer": slot.renderer, "input": slot.input, "call_id": slot.call_id}
+
+
+def _waiting(slots: list[Slot]) -> list[dict[str, Any]]:
+    return [slot_json(s) for s in slots if s.kind == "wait"]
+
+
+class _Follower:
+    """One follower's backlog: live items and signals, at most ``limit`` waiting."""
+
+    def __init__(self, limit: int) -> None:
+        self._items: deque[_Entry] = deque()
+        self._ready = asyncio.Event()
+        self._limit = limit
+        self._stopped = False
+
+    def put(self, item: _Entry) -> None:
+        if self._stopped:
+            return
+        if item in ("lagging", "deleted") or len(self._items) >= self._limit:
+            # Nothing queued matters any more: the stream ends with this signal.
+            self._items.clear()
+            self._items.append("deleted" if item == "deleted" else "lagging")
+            self._stopped = True
+        else:
+            self._items.append(item)
+        self._ready.set()
+
+    async def get(self, wait: float) -> _Entry | None:
+        """The next item, or None when ``wait`` seconds pass without one."""
+        if not self._items:
+            self._ready.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._ready.wait()
+            if not self._items:
+                return None
+        return self._items.popleft()
+
+
+class SessionRelay:
+    """The fan-out of one session's events: a subscriber of its Glove while it is open."""
+
+    def __init__(self, session_id: str, max_backlog: int) -> None:
+        self.session_id = session_id
+        self.max_backlog = max_backlog
+        self.attached = False
+        self._followers: set[_Follower] = set()
+        self._store: StoreAdapter | None = None
+        self._known: int | None = None  # messages the last read saw; None: not read yet
+
+    def bind(self, store: StoreAdapter | None) -> None:
+        """The open session's store (None once it closed)."""
+        self.attached = store is not None
+        self._store, self._known = store, None
+
+    @property
+    def followers(self) -> int:
+        """How many streams follow the session now."""
+        return len(self._followers)
+
+    async def record(self, event: SubscriberEvent) -> None:
+        """Pass an agent event on to every follower (the Glove calls this)."""
+        if not self._followers:
+            return
+        item = event_item(event)  # here, inside record: where subagent events can be told apart
+        if item is not None:
+            self._send(item)
+        if isinstance(event, _AFTER_SAVE):
+            await self.saved()
+
+    def slots_changed(self, slots: list[Slot]) -> None:
+        """Tell followers the waiting slots (the display manager calls this)."""
+        self._send(("slots", {"slots": _waiting(slots)}))
+
+    async def saved(self) -> None:
+        """Send followers the messages saved since the last read (also called by the server
+        after a request that failed part way, whose saves no event announced)."""
+        if self._store is None or not self._followers:
+            self._known = None  # nobody followed meanwhile: read from the start next time
+            return
+        messages = await self._store.get_messages()
+        start = self._known or 0
+        self._known = len(messages)
+        if len(messages) > start:
+            dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[start:]]
+            self._send(_Saved(start, dumped))
+
+    def deleted(self) -> None:
+        """The session is gone: every stream ends."""
+        self._send("deleted")
+
+    def _send(self, item: _Entry) -> None:
+        for follower in self._followers:
+            follower.put(item)
+
+    def join(self) -> _Follower:
+        follower = _Follower(self.max_backlog)
+        self._followers.add(follower)
+        return follower
+
+    def leave(self, follower: _Follower) -> None:
+        self._followers.discard(follower)
+
+
+class Relays:
+    """The relays of a server's sessions, kept while a session is open or followed.
+
+    Args:
+        max_backlog: items a follower may have waiting before it is told to reconnect.
+    """
+
+    def __init__(self, max_backlog: int = 1000) -> None:
+        self.max_backlog = max_backlog
+        self._relays: dict[str, SessionRelay] = {}
+
+    def __len__(self) -> int:
+        return len(self._relays)
+
+    def get(self, session_id: str) -> SessionRelay:
+        """The session's relay (made when missing)."""
+        relay = self._relays.get(session_id)
+        if relay is None:
+            relay = self._relays[session_id] = SessionRelay(session_id, self.max_backlog)
+        return relay
+
+    def attach(self, session_id: str, glove: Glove, store: StoreAdapter) -> Callable[[], None]:
+        """Subscribe the session's relay to ``glove`` (just opened on ``store``); returns the
+        detach call to make when the session closes (before the store closes)."""
+        relay = self.get(session_id)
+        relay.bind(store)
+        glove.add_subscriber(relay)
+        unsubscribe = glove.display_manager.subscribe(relay.slots_changed)
+
+        def detach() -> None:
+            unsubscribe()
+            glove.remove_subscriber(relay)
+            relay.bind(None)
+            self._drop_if_unused(relay)
+
+        return detach
+
+    def peek(self, session_id: str) -> SessionRelay | None:
+        """The session's relay if it has one."""
+        return self._relays.get(session_id)
+
+    @contextlib.contextmanager
+    def following(self, session_id: str) -> Any:
+        """Register a follower of ``session_id`` for the block; yields ``(relay, follower)``."""
+        relay = self.get(session_id)
+        follower = relay.join()
+        try:
+            yield relay, follower
+        finally:
+            relay.leave(follower)
+            self._drop_if_unused(relay)
+
+    def _drop_if_unused(self, relay: SessionRelay) -> None:
+        if (
+            not relay.attached
+            and not relay.followers
+            and self._relays.get(relay.session_id) is relay
+        ):
+            del self._relays[relay.session_id]
+
+
+@dataclass(frozen=True)
+class FollowSnapshot:
+    """What a follower reads from the session: messages from a cursor on, and the slots."""
+
+    messages: list[dict[str, Any]]
+    """The saved messages from the cursor on (JSON)."""
+    total: int
+    """How many messages the conversation has (the cursor after these)."""
+    slots: list[dict[str, Any]]
+    """The slots waiting for an answer."""
+
+
+Reader = Callable[[int], Awaitable[FollowSnapshot]]
+"""Reads the session from a cursor (raises ``LookupError`` when the session is gone)."""
+
+
+async def follow_stream(
+    relays: Relays, session_id: str, read: Reader, after: int
+) -> AsyncGenerator[str, None]:
+    """The SSE frames of a follow stream from cursor ``after``.
+
+    The follower joins before the first read, so a message saved meanwhile is in that read or
+    announced to the follower afterwards (then read once, as the cursor has moved past it).
+    """
+    with relays.following(session_id) as (_, follower):
+        snapshot = await _read_or_none(read, after)
+        if snapshot is None:
+            yield frame("deleted", {"id": session_id})
+            return
+        cursor = after
+        frames, cursor = _messages(snapshot.messages, cursor)
+        for text in frames:
+            yield text
+        yield frame("slots", {"slots": snapshot.slots})
+        yield frame("ready", {"after": cursor})
+        while True:
+            item = await follower.get(KEEP_ALIVE_SECONDS)
+            if item is None:
+                yield ": keep-alive\n\n"
+            elif isinstance(item, _Saved):
+                if item.start > cursor:  # saved before the relay's first read: read the gap
+                    snapshot = await _read_or_none(read, cursor)
+                    if snapshot is None:
+                        yield frame("deleted", {"id": session_id})
+                        return
+                    gap = snapshot.messages[: item.start - cursor]
+                    frames, cursor = _messages(gap, cursor)
+                    for text in frames:
+                        yield text
+                frames, cursor = _messages(item.messages[cursor - item.start :], cursor)
+                for text in frames:
+                    yield text
+            elif item == "lagging":
+                yield frame("reconnect", {"after": cursor})
+                return
+            elif item == "deleted":
+                yield frame("deleted", {"id": session_id})
+                return
+            elif isinstance(item, tuple):
+                yield frame(*item)
+
+
+async def _read_or_none(read: Reader, cursor: int) -> FollowSnapshot | None:
+    try:
+        return await read(cursor)
+    except LookupError:  # the session was deleted
+        return None
+
+
+def _messages(messages: list[dict[str, Any]], cursor: int) -> tuple[list[str], int]:
+    """The ``message`` frames of ``messages`` (from position ``cursor``) and the cursor after."""
+    frames = []
+    for message in messages:
+        cursor += 1
+        frames.append(frame("message", {"index": cursor - 1, "message": message}, str(cursor)))
+    return frames, cursor

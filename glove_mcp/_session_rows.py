@@ -1,0 +1,85 @@
+"""The server's sessions in its SQLite file: a page of them, and deleting one (internal).
+
+``SqliteSessionStorage`` uses these for ``GET /sessions`` and ``DELETE /sessions/{id}``. A page
+is one range scan of the sessions' primary key from a cursor, so its cost follows the page
+size, not the number of sessions. Deleting removes, in one transaction, every row the file
+keeps under the session's id: each table with a ``session_id`` column (the conversation, its
+permissions and inbox, queued outside events) or a ``conversation_id`` column (the MCP
+adapter's active servers) — so a component that adds a table keyed that way is covered
+without this module knowing it.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass
+
+from glove_core.sqlite import SqliteDatabase
+from glove_core.stores._sqlite_tables import STORE_SCHEMA
+
+__all__ = ["SessionRow", "delete_session", "list_sessions"]
+
+_KEYS = ("session_id", "conversation_id")
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    """One session as ``GET /sessions`` lists it."""
+
+    id: str
+    created_at: str
+    """ISO 8601, UTC."""
+    updated_at: str
+    """When it last saved something (ISO 8601, UTC)."""
+    messages: int
+    """How many messages it saved."""
+
+
+def _database(path: str) -> SqliteDatabase:
+    # check_pages=False: the server checked the file when its first session opened.
+    return SqliteDatabase(path, STORE_SCHEMA, check_pages=False)
+
+
+async def list_sessions(path: str, *, after: str | None, limit: int) -> list[SessionRow]:
+    """Up to ``limit`` sessions whose ids sort after ``after`` (None: from the first), in id
+    order."""
+
+    def read(conn: sqlite3.Connection) -> list[SessionRow]:
+        rows = conn.execute(
+            "SELECT s.session_id, s.created_at, s.updated_at, "
+            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id) "
+            "FROM glove_sessions s WHERE s.session_id > ? ORDER BY s.session_id LIMIT ?",
+            (after or "", limit),
+        ).fetchall()
+        return [SessionRow(r[0], r[1], r[2], int(r[3])) for r in rows]
+
+    db = _database(path)
+    try:
+        return await db.read(read)
+    finally:
+        await db.aclose()
+
+
+async def delete_session(path: str, session_id: str) -> bool:
+    """Delete every row of ``session_id`` in one transaction; False when it did not exist."""
+
+    def write(conn: sqlite3.Connection) -> bool:
+        existed = (
+            conn.execute(
+                "SELECT 1 FROM glove_sessions WHERE session_id = ?", (session_id,)
+            ).fetchone()
+            is not None
+        )
+        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            columns = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+            for key in _KEYS:
+                if key in columns:
+                    conn.execute(f'DELETE FROM "{table}" WHERE "{key}" = ?', (session_id,))
+        return existed
+
+    db = _database(path)
+    try:
+        return await db.write(write)
+    finally:
+        await db.aclose()

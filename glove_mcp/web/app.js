@@ -1,0 +1,559 @@
+// The chat page of `glove-mcp serve --web`. Plain JavaScript, no build step, no network but
+// this server. Untrusted text (model replies, tool results, what MCP servers ask) is only
+// ever written with textContent: never innerHTML.
+"use strict";
+
+const KEY_ITEM = "glove-api-key";
+const state = { key: null, session: null, cursor: 0, follow: null, nextPage: null };
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+
+function pretty(value) {
+  if (typeof value === "string") return value;
+  try {
+    return JSON.stringify(value, null, 2);
+  } catch (err) {
+    return String(value);
+  }
+}
+
+function setStatus(text) {
+  $("status").textContent = text;
+}
+
+function showError(where, text) {
+  $(where).textContent = text || "";
+}
+
+// -- the API --------------------------------------------------------------------------------
+
+class ApiError extends Error {
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function api(method, path, body, signal) {
+  const headers = { Authorization: "Bearer " + state.key };
+  const init = { method, headers, signal };
+  if (body !== undefined) {
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const response = await fetch(path, init);
+  if (response.status === 401) {
+    logout("the server refused the key; enter it again");
+    throw new ApiError(401, "wrong API key");
+  }
+  if (!response.ok) {
+    let message = response.status + " " + response.statusText;
+    try {
+      const data = await response.json();
+      if (data && data.error) message = data.error;
+    } catch (err) {
+      // not JSON: keep the status line
+    }
+    throw new ApiError(response.status, message);
+  }
+  return response;
+}
+
+// Reads a Server-Sent Events body; calls onEvent(name, data, id) per event.
+async function readSse(response, onEvent) {
+  const reader = response.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let name = "message";
+      let data = "";
+      let id = null;
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) continue;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        const text = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
+        if (field === "event") name = text;
+        else if (field === "data") data += text;
+        else if (field === "id") id = text;
+      }
+      if (data) onEvent(name, JSON.parse(data), id);
+    }
+  }
+}
+
+// -- the key --------------------------------------------------------------------------------
+
+function login(key) {
+  state.key = key;
+  sessionStorage.setItem(KEY_ITEM, key);
+  $("login").hidden = true;
+  $("app").hidden = false;
+  $("forget").hidden = false;
+  setStatus("connected");
+  loadSessions(false).catch((err) => showError("chat-error", err.message));
+}
+
+function logout(reason) {
+  stopFollowing();
+  state.key = null;
+  state.session = null;
+  sessionStorage.removeItem(KEY_ITEM);
+  $("app").hidden = true;
+  $("forget").hidden = true;
+  $("login").hidden = false;
+  showError("login-error", reason || "");
+  setStatus("not connected");
+}
+
+// -- sessions -------------------------------------------------------------------------------
+
+async function loadSessions(more) {
+  const after = more && state.nextPage ? "&after=" + encodeURIComponent(state.nextPage) : "";
+  const response = await api("GET", "/sessions?limit=50" + after);
+  const page = await response.json();
+  const list = $("sessions");
+  if (!more) list.replaceChildren();
+  for (const session of page.sessions) {
+    const item = el("li");
+    const button = el("button", "session", session.id);
+    button.type = "button";
+    button.title = session.messages + " messages, last " + session.updated_at;
+    button.addEventListener("click", () => openSession(session.id));
+    item.append(button);
+    list.append(item);
+  }
+  state.nextPage = page.next;
+  $("more-sessions").hidden = !page.next;
+}
+
+async function newSession() {
+  const response = await api("POST", "/sessions");
+  const created = await response.json();
+  await loadSessions(false);
+  openSession(created.id);
+}
+
+async function deleteSession() {
+  const id = state.session;
+  if (!id || !window.confirm("Delete session " + id + " and its whole history?")) return;
+  stopFollowing();
+  try {
+    await api("DELETE", "/sessions/" + encodeURIComponent(id));
+  } catch (err) {
+    showError("chat-error", err.message);
+    follow();
+    return;
+  }
+  state.session = null;
+  $("session-name").textContent = "no session";
+  $("delete-session").hidden = true;
+  enableComposer(false);
+  $("log").replaceChildren();
+  $("live").replaceChildren();
+  $("asks").replaceChildren();
+  await loadSessions(false);
+}
+
+function openSession(id) {
+  stopFollowing();
+  state.session = id;
+  state.cursor = 0;
+  $("session-name").textContent = id;
+  $("delete-session").hidden = false;
+  $("log").replaceChildren();
+  $("live").replaceChildren();
+  $("asks").replaceChildren();
+  showError("chat-error", "");
+  enableComposer(true);
+  follow();
+}
+
+function enableComposer(on) {
+  $("text").disabled = !on;
+  $("send").disabled = !on;
+}
+
+// -- following ------------------------------------------------------------------------------
+
+function stopFollowing() {
+  if (state.follow) state.follow.abort();
+  state.follow = null;
+}
+
+async function follow() {
+  const id = state.session;
+  const control = new AbortController();
+  state.follow = control;
+  const path = "/sessions/" + encodeURIComponent(id) + "/events?after=" + state.cursor;
+  try {
+    const response = await api("GET", path, undefined, control.signal);
+    setStatus("following " + id);
+    let again = true;
+    await readSse(response, (name, data, eventId) => {
+      if (state.session !== id) return;
+      if (name === "deleted") again = false;
+      onItem(name, data, eventId);
+    });
+    if (!again) return;
+  } catch (err) {
+    if (control.signal.aborted) return;
+    if (err instanceof ApiError && err.status < 500) {
+      showError("chat-error", err.message);
+      return;
+    }
+  }
+  if (state.follow !== control) return;
+  // The stream ended (network, server restart, too slow): resume after the last saved message.
+  setStatus("reconnecting…");
+  setTimeout(() => {
+    if (state.follow === control) follow();
+  }, 1000);
+}
+
+function onItem(name, data, eventId) {
+  switch (name) {
+    case "message":
+      state.cursor = Number(eventId);
+      $("live").replaceChildren();
+      renderMessage(data.message);
+      break;
+    case "text_delta":
+      liveText(data.agent).append(document.createTextNode(data.text));
+      break;
+    case "tool_use":
+      where(data.agent).append(wrap(data.agent, toolCall(data.name, data.input, data.agent)));
+      break;
+    case "tool_result":
+      where(data.agent).append(wrap(data.agent, toolResult(data.name, data, data.agent)));
+      break;
+    case "subagent_started":
+      $("log").append(item(el("div", "note", "subagent " + data.name + " started")));
+      break;
+    case "subagent_finished":
+      $("log").append(item(el("div", "note", "subagent " + data.name + " " + data.status)));
+      break;
+    case "slots":
+      renderSlots(data.slots);
+      break;
+    case "ready":
+      state.cursor = data.after;
+      break;
+    case "reconnect":
+      state.cursor = data.after;
+      break;
+    case "deleted":
+      setStatus("session deleted");
+      enableComposer(false);
+      break;
+    default:
+      break;
+  }
+  scrollDown();
+}
+
+function scrollDown() {
+  const log = $("log");
+  log.scrollTop = log.scrollHeight;
+}
+
+// The main agent's live items preview what is being saved: they wait in #live until the
+// saved message replaces them. A subagent's work is never saved in this conversation, so it
+// goes straight into the log.
+function where(agent) {
+  return agent === "main" ? $("live") : $("log");
+}
+
+function wrap(agent, node) {
+  return agent === "main" ? node : item(node);
+}
+
+function liveText(agent) {
+  const container = where(agent);
+  const last = container.lastElementChild;
+  const box0 = last && (agent === "main" ? last : last.firstElementChild);
+  if (box0 && box0.dataset.agent === agent && box0.classList.contains("text")) {
+    return box0.querySelector(".body");
+  }
+  const box = el("div", agent === "main" ? "bubble agent text" : "bubble subagent text");
+  box.dataset.agent = agent;
+  if (agent !== "main") box.append(el("div", "who", "subagent " + agent));
+  const body = el("div", "body");
+  box.append(body);
+  container.append(wrap(agent, box));
+  return body;
+}
+
+// -- messages -------------------------------------------------------------------------------
+
+function renderMessage(message) {
+  const log = $("log");
+  if (message.tool_results) {
+    for (const r of message.tool_results) log.append(item(toolResult(r.name, r.result, "main")));
+    return;
+  }
+  if (message.framework_context === "event") {
+    log.append(item(eventBubble(message.text)));
+    return;
+  }
+  if (message.framework_context) {
+    const box = el("div", "bubble event");
+    box.append(el("div", "who", message.framework_context));
+    box.append(el("div", "body", message.text));
+    log.append(item(box));
+    return;
+  }
+  if (message.text) {
+    const box = el("div", message.sender === "user" ? "bubble user" : "bubble agent");
+    box.append(el("div", "body", message.text));
+    log.append(item(box));
+  }
+  for (const call of message.tool_calls || []) log.append(item(toolCall(call.name, call.input, "main")));
+}
+
+// Outside events arrive as the framework wrote them for the model: <event source= kind=>…
+// Shown as source, kind and content (read with regular expressions, written as text).
+function eventBubble(text) {
+  const box = el("div", "bubble event");
+  box.append(el("div", "who", "outside event"));
+  const events = [...text.matchAll(/<event ([^>]*)>\n?([\s\S]*?)\n?<\/event>/g)];
+  if (!events.length) {
+    box.append(el("div", "body", text));
+    return box;
+  }
+  for (const [, attributes, content] of events) {
+    const attrs = Object.fromEntries([...attributes.matchAll(/(\w+)="([^"]*)"/g)].map((m) => [m[1], m[2]]));
+    box.append(el("div", "meta", [attrs.source, attrs.kind, attrs.received_at].filter(Boolean).join(" · ")));
+    box.append(el("div", "body", content));
+  }
+  return box;
+}
+
+function item(child) {
+  const li = el("li");
+  li.append(child);
+  return li;
+}
+
+function toolCall(name, input, agent) {
+  const box = el("div", "tool call");
+  box.append(el("div", "who", (agent && agent !== "main" ? agent + " → " : "") + "tool call " + name));
+  box.append(el("pre", "body", pretty(input)));
+  return box;
+}
+
+function toolResult(name, result, agent) {
+  const box = el("div", "tool result " + (result.status || ""));
+  const who = (agent && agent !== "main" ? agent + " → " : "") + "result of " + name + " (" + result.status + ")";
+  box.append(el("div", "who", who));
+  const shown = result.status === "success" ? result.data : result.message || result.data;
+  box.append(el("pre", "body", pretty(shown)));
+  return box;
+}
+
+// -- what the agent asks a person -------------------------------------------------------------
+
+function renderSlots(slots) {
+  const asks = $("asks");
+  asks.replaceChildren();
+  for (const slot of slots) {
+    if (slot.renderer === "permission_request") asks.append(permissionCard(slot));
+    else if (slot.renderer === "mcp_elicitation") asks.append(elicitationCard(slot));
+    else if (slot.renderer === "mcp_picker") asks.append(pickerCard(slot));
+    else if (slot.renderer === "mcp_sampling") asks.append(samplingCard(slot));
+    else asks.append(genericCard(slot));
+  }
+}
+
+async function answer(slot, body, card) {
+  const path = "/sessions/" + encodeURIComponent(state.session) + "/slots/" + encodeURIComponent(slot.id);
+  for (const button of card.querySelectorAll("button")) button.disabled = true;
+  try {
+    await api("POST", path, body);
+    card.remove();
+  } catch (err) {
+    card.querySelector(".error").textContent = err.message;
+    for (const button of card.querySelectorAll("button")) button.disabled = false;
+  }
+}
+
+function card(title, slot) {
+  const box = el("div", "ask");
+  box.dataset.slot = slot.id;
+  box.dataset.renderer = slot.renderer;
+  box.append(el("h3", null, title));
+  return box;
+}
+
+function button(label, onClick) {
+  const b = el("button", null, label);
+  b.type = "button";
+  b.addEventListener("click", onClick);
+  return b;
+}
+
+function permissionCard(slot) {
+  const input = slot.input || {};
+  const box = card("Allow " + input.tool + "?", slot);
+  if (input.description) box.append(el("p", null, input.description));
+  box.append(el("pre", null, pretty(input.input)));
+  const row = el("div", "buttons");
+  row.append(button("Allow", () => answer(slot, { value: true }, box)));
+  row.append(button("Deny", () => answer(slot, { value: false }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+function elicitationCard(slot) {
+  const request = slot.input || {};
+  const box = card(request.server + " asks", slot);
+  box.append(el("p", null, request.message));
+  if (request.error) box.append(el("p", "error", request.error));
+  const inputs = {};
+  if (request.mode === "url") {
+    box.append(el("p", "url", request.url));
+  } else {
+    const schema = request.requested_schema || {};
+    const required = new Set(schema.required || []);
+    for (const [name, field] of Object.entries(schema.properties || {})) {
+      const label = el("label", null, (field.title || name) + (required.has(name) ? " *" : ""));
+      let input;
+      if (Array.isArray(field.enum)) {
+        input = el("select");
+        for (const choice of field.enum) {
+          const option = el("option", null, choice);
+          option.value = choice;
+          input.append(option);
+        }
+      } else if (field.type === "boolean") {
+        input = el("input");
+        input.type = "checkbox";
+        input.checked = field.default === true;
+      } else {
+        input = el("input");
+        input.type = field.type === "number" || field.type === "integer" ? "number" : "text";
+        if (field.default !== undefined) input.value = String(field.default);
+      }
+      input.name = name;
+      label.append(input);
+      if (field.description) label.append(el("small", null, field.description));
+      box.append(label);
+      inputs[name] = { input, field };
+    }
+  }
+  const content = () => {
+    const out = {};
+    for (const [name, { input, field }] of Object.entries(inputs)) {
+      if (field.type === "boolean") out[name] = input.checked;
+      else if (input.value === "") continue;
+      else if (field.type === "integer") out[name] = parseInt(input.value, 10);
+      else if (field.type === "number") out[name] = Number(input.value);
+      else out[name] = input.value;
+    }
+    return out;
+  };
+  const row = el("div", "buttons");
+  row.append(button("Accept", () => answer(slot, { value: { action: "accept", content: content() } }, box)));
+  row.append(button("Decline", () => answer(slot, { value: { action: "decline" } }, box)));
+  row.append(button("Cancel", () => answer(slot, { value: { action: "cancel" } }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+function pickerCard(slot) {
+  const input = slot.input || {};
+  const box = card(input.question || "Which one?", slot);
+  const row = el("div", "buttons");
+  for (const option of input.options || []) {
+    const choice = button(option.name || option.id, () => answer(slot, { value: option.id }, box));
+    choice.title = option.description || "";
+    row.append(choice);
+  }
+  row.append(button("None of them", () => answer(slot, { value: "" }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+function samplingCard(slot) {
+  const input = slot.input || {};
+  const box = card(input.server + " asks the model to answer", slot);
+  if (input.system_prompt) box.append(el("p", null, input.system_prompt));
+  box.append(el("pre", null, pretty(input.messages)));
+  const row = el("div", "buttons");
+  row.append(button("Allow", () => answer(slot, { value: true }, box)));
+  row.append(button("Deny", () => answer(slot, { value: false }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+function genericCard(slot) {
+  const box = card(slot.renderer, slot);
+  box.append(el("pre", null, pretty(slot.input)));
+  const row = el("div", "buttons");
+  row.append(button("Reject", () => answer(slot, { reject: "rejected on the web page" }, box)));
+  box.append(row, el("p", "error"));
+  return box;
+}
+
+// -- sending --------------------------------------------------------------------------------
+
+async function send(text) {
+  const id = state.session;
+  showError("chat-error", "");
+  const response = await api("POST", "/sessions/" + encodeURIComponent(id) + "/messages", { text });
+  // The follow stream shows the reply as it comes; this stream only reports how it ended.
+  await readSse(response, (name, data) => {
+    if (name === "error") showError("chat-error", data.error);
+  });
+}
+
+// -- start ----------------------------------------------------------------------------------
+
+function start() {
+  $("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const key = $("key").value;
+    $("key").value = "";
+    login(key);
+  });
+  $("forget").addEventListener("click", () => logout(""));
+  $("new-session").addEventListener("click", () => newSession().catch((err) => showError("chat-error", err.message)));
+  $("more-sessions").addEventListener("click", () => loadSessions(true).catch((err) => showError("chat-error", err.message)));
+  $("delete-session").addEventListener("click", () => deleteSession());
+  $("resume-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const id = $("resume-id").value.trim();
+    if (id) openSession(id);
+  });
+  $("composer").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const text = $("text").value;
+    if (!text.trim() || !state.session) return;
+    $("text").value = "";
+    send(text).catch((err) => showError("chat-error", err.message));
+  });
+  $("text").addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && !event.shiftKey) {
+      event.preventDefault();
+      $("composer").requestSubmit();
+    }
+  });
+  const saved = sessionStorage.getItem(KEY_ITEM);
+  if (saved) login(saved);
+}
+
+document.addEventListener("DOMContentLoaded", start);
