@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 
@@ -296,6 +297,13 @@ async def test_a_database_never_closed_releases_its_connection_when_collected(
 ) -> None:
     db = SqliteDatabase(tmp_path / "g.db", log_schema(1))
     conn = await db.read(lambda c: c)
+    # The worker thread that ran the read may still hold the database for a moment; if it
+    # dropped the last reference, the finalizer would close the connection in that thread
+    # while this one uses it (a crash, not a test). Wait until only this frame holds it.
+    for _ in range(2000):
+        if sys.getrefcount(db) <= 2:  # the local name and getrefcount's argument
+            break
+        await asyncio.sleep(0.001)
     del db
     gc.collect()
     with pytest.raises(sqlite3.ProgrammingError, match="closed database"):
