@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from glove_core.errors import ToolNameConflictError
-from glove_core.tools import Tool, ToolSource
+from glove_core.tools import JoiningToolSource, Tool, ToolSource
 
 __all__ = ["FoldedTools", "ToolSources"]
 
@@ -76,6 +76,20 @@ class ToolSources:
                     raise ToolNameConflictError(tool.name, sources=(first, source))
                 tools.append(tool)
         return tools
+
+    def joined(self) -> set[str]:
+        """Names of tools that joined mid-conversation, as their sources say
+        (``JoiningToolSource``)."""
+        names: set[str] = set()
+        for source in self._sources:
+            if isinstance(source, JoiningToolSource):
+                names.update(source.joined_tools())
+        return names
+
+    @property
+    def may_join(self) -> bool:
+        """Whether a source may add tools mid-conversation."""
+        return any(isinstance(s, JoiningToolSource) for s in self._sources)
 
     def by_name(self) -> dict[str, Tool]:
         """The tools offered now, by name."""

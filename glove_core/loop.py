@@ -12,9 +12,10 @@ import asyncio
 import logging
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal, cast
 
+from glove_core._deferral import ToolPrefix, attach_references
 from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
 from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
@@ -93,6 +94,8 @@ class LoopParts:
     subscribers: SubscriberSet
     compaction: CompactionConfig | None
     max_turns: int
+    tool_prefix: ToolPrefix = field(default_factory=ToolPrefix)
+    """Which tools are ordinary, deferred or pending (kept by the Glove across requests)."""
 
     @property
     def model(self) -> ModelAdapter:
@@ -371,13 +374,19 @@ async def _build_model_request(run: _Run) -> ModelRequest:
             messages.append(transient)
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
     messages = place_transient(messages, run.reminder)
+    sources = parts.tool_sources
+    plan = parts.tool_prefix.plan(
+        parts.store.identifier, run.history, sources.get_tools(), sources.joined()
+    )
     return ModelRequest(
         system=parts.system_prompt,
-        tools=[t.spec for t in parts.tools],
+        tools=[t.spec for t in plan.tools],
         messages=run.for_model(messages),
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
+        deferred_tools=plan.deferred,
+        tools_may_join=sources.may_join,
     )
 
 
@@ -431,6 +440,15 @@ async def _run_tools(run: _Run, reply: Message) -> None:
         ]
         await _save_shielded(run, Message(sender="user", tool_results=missing))
         raise
+    sources = run.parts.tool_sources
+    if sources.may_join:
+        # Tools that joined since the last call (a list_changed) are loaded by these results,
+        # so they reach the model without touching the cached prefix.
+        batch = [*run.history, Message(sender="user", tool_results=results)]
+        pending = run.parts.tool_prefix.pending(
+            run.parts.store.identifier, batch, sources.get_tools(), sources.joined()
+        )
+        results = attach_references(results, pending)
     await run.save([Message(sender="user", tool_results=results)])
 
 

@@ -197,7 +197,10 @@ class _Discovery:
         connection = self.mount.connection(input.id)
         if connection is not None:
             self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
-        return ToolResultData(data={"activated": input.id, "tools": names})
+        # The references load the new tools without touching the cached prompt prefix.
+        return ToolResultData(
+            data={"activated": input.id, "tools": names}, tool_references=names or None
+        )
 
     async def deactivate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
         if input.id not in self.mount.entries:
@@ -302,7 +305,11 @@ class _Discovery:
         else:
             summary = "No new tools were activated."
         body = f"{text}\n\n{summary}" if text else summary
-        return ToolResultData(data=body, render_data={"activated": added, "tools": new_tools})
+        return ToolResultData(
+            data=body,
+            render_data={"activated": added, "tools": new_tools},
+            tool_references=new_tools or None,  # loads them, keeping the cached prefix intact
+        )
 
 
 def discovery_tool(mount: DiscoveryMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:
