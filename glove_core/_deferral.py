@@ -75,6 +75,7 @@ class ToolPrefix:
 
     def __init__(self) -> None:
         self._baselines: dict[str, tuple[str | None, set[str]]] = {}
+        self._unknown: dict[str, set[str]] = {}
 
     def plan(
         self,
@@ -86,6 +87,7 @@ class ToolPrefix:
         """Decide which of ``tools`` are ordinary, deferred and pending for the next call on
         ``history`` (the visible history)."""
         referenced = referenced_tools(history)
+        self._report_unknown(conversation, referenced, tools)
         baseline = self._baseline(conversation, history, tools, referenced)
         deferred: set[str] = set()
         pending: list[str] = []
@@ -130,6 +132,20 @@ class ToolPrefix:
             for t in tools
             if t.name in joined and t.name not in referenced and t.name not in baseline
         ]
+
+    def _report_unknown(
+        self, conversation: str, referenced: set[str], tools: Sequence[Tool]
+    ) -> None:
+        unknown = referenced - {t.name for t in tools}
+        reported = self._unknown.setdefault(conversation, set())
+        for name in sorted(unknown - reported):
+            logger.warning(
+                "a tool result of conversation %r references tool %r, which no tool source "
+                "offers: the reference stays in the saved history and is left out of requests",
+                conversation,
+                name,
+            )
+            reported.add(name)
 
     def _baseline(
         self,

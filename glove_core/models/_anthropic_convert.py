@@ -289,8 +289,7 @@ def build_params(
     deferred = effective_deferred(request)
     tools, ordinary = tool_blocks(request, deferred)
     system: list[Block] = [{"type": "text", "text": request.system}] if request.system else []
-    offered = {s.name for s in request.tools}
-    messages, last_block = convert_messages(request.messages, reference_blocks(deferred, offered))
+    messages, last_block = convert_messages(request.messages, reference_blocks(deferred))
     params = AnthropicParams(system=system, tools=tools, messages=messages)
     if control is None:
         return params

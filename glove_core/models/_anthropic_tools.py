@@ -51,22 +51,14 @@ def tool_blocks(request: ModelRequest, deferred: Collection[str]) -> tuple[list[
     return ordinary + later, len(ordinary)
 
 
-def reference_blocks(deferred: Collection[str], offered: Collection[str]) -> ReferenceBlocks:
-    """For each tool a result references: a ``tool_reference`` block when the tool is deferred
-    in this request (the API refuses a reference to a tool it has no deferred definition of:
-    "Tool reference 'x' has no corresponding tool definition"); nothing when it is an ordinary
-    tool (already loaded); a note when it is no longer offered at all."""
+def reference_blocks(deferred: Collection[str]) -> ReferenceBlocks:
+    """For each tool a result references, a ``tool_reference`` block when the tool is deferred
+    in this request. Nothing for any other: an ordinary tool is loaded already, and the API
+    refuses a reference to a tool it has no deferred definition of ("Tool reference 'x' has no
+    corresponding tool definition"); the loop reports references to tools nobody offers."""
 
     def blocks(result: ToolResultData) -> list[Block]:
-        out: list[Block] = []
-        gone: list[str] = []
-        for name in dict.fromkeys(result.tool_references or ()):
-            if name in deferred:
-                out.append({"type": "tool_reference", "tool_name": name})
-            elif name not in offered:
-                gone.append(name)
-        if gone:
-            out.append({"type": "text", "text": f"(no longer offered: {', '.join(gone)})"})
-        return out
+        names = dict.fromkeys(result.tool_references or ())
+        return [{"type": "tool_reference", "tool_name": n} for n in names if n in deferred]
 
     return blocks

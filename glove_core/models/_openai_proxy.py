@@ -88,9 +88,7 @@ def loaded_text(request: ModelRequest, result: ToolResultData) -> str:
     lines: list[str] = []
     for name in dict.fromkeys(result.tool_references or ()):
         spec = specs.get(name)
-        if spec is None:
-            lines.append(f"- {name}: no longer offered")
-        elif name in request.deferred_tools:
+        if spec is not None and name in request.deferred_tools:
             schema = json.dumps(spec.input_schema, sort_keys=True)
             lines.append(f"- {name}: {spec.description}\n  input schema: {schema}")
     if not lines:

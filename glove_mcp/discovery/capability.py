@@ -197,10 +197,9 @@ class _Discovery:
         connection = self.mount.connection(input.id)
         if connection is not None:
             self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
-        # The references load the new tools without touching the cached prompt prefix.
-        return ToolResultData(
-            data={"activated": input.id, "tools": names}, tool_references=names or None
-        )
+        # No tool_references here: the subagent is never offered these tools; the main
+        # agent's find_capability result references them.
+        return ToolResultData(data={"activated": input.id, "tools": names})
 
     async def deactivate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
         if input.id not in self.mount.entries:

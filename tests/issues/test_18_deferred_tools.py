@@ -1,0 +1,240 @@
+"""Issue 18, point 1: activating a server mid-conversation keeps the prompt cache.
+
+Real parts throughout: local MCP servers over HTTP, the real ``anthropic`` SDK inside
+``AnthropicModel`` against the fake Messages API (which keeps deferred tools out of the cached
+prefix and loads them where a ``tool_reference`` names them), real SQLite files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import pytest
+
+from glove_core import (
+    AnthropicModel,
+    CacheCollapse,
+    Glove,
+    MemoryStore,
+    Message,
+    ModelRequest,
+    SqliteStore,
+    Tool,
+    ToolContext,
+    ToolResultData,
+)
+from glove_core.subscribers import Notify
+from glove_core.testing import (
+    FakeAnthropicAPI,
+    FakeToolUse,
+    RecordedRequest,
+    RecordingSubscriber,
+    serve_fake_anthropic,
+)
+from glove_core.tools import ToolSpec
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
+from glove_mcp.discovery import FIND_CAPABILITY
+from glove_mcp.events import McpListChanged
+from glove_mcp.testing import serve
+from tests.glove_mcp.probe_server import build_probe_server
+
+# Long enough to be cached (the fake, like the API, caches prefixes from 1,024 tokens).
+SYSTEM = "You are the main agent of a small team. Answer briefly and use your tools. " * 70
+TRACKER_TOOLS = {
+    "tracker__list_issues",
+    "tracker__create_issue",
+    "tracker__update_issue",
+    "tracker__delete_issue",
+    "tracker__read_resource",
+}
+
+
+@pytest.fixture
+async def catalogue() -> AsyncIterator[list[McpCatalogueEntry]]:
+    async with serve("notes") as notes_url, serve("tracker") as tracker_url:
+        yield [
+            McpCatalogueEntry(
+                id="notes", name="Notes", url=notes_url, description="Pages of notes."
+            ),
+            McpCatalogueEntry(
+                id="tracker",
+                name="Tracker",
+                url=tracker_url,
+                description="List, create, update and delete issues in a bug tracker.",
+            ),
+        ]
+
+
+def main_requests(fake: FakeAnthropicAPI) -> list[RecordedRequest]:
+    return [r for r in fake.requests if SYSTEM in json.dumps(r.body.get("system"))]
+
+
+def ordinary_tools(record: RecordedRequest) -> str:
+    """The cached part of the tools array, as sent (cache_control included)."""
+    return json.dumps([t for t in record.body["tools"] if not t.get("defer_loading")])
+
+
+def deferred_names(record: RecordedRequest) -> set[str]:
+    return {t["name"] for t in record.body["tools"] if t.get("defer_loading")}
+
+
+def references(record: RecordedRequest) -> list[str]:
+    return [
+        part["tool_name"]
+        for message in record.body["messages"]
+        for block in message["content"]
+        if block["type"] == "tool_result"
+        for part in block["content"]
+        if part["type"] == "tool_reference"
+    ]
+
+
+def activation_script() -> list[Any]:
+    """Main agent asks find_capability; the subagent activates the tracker; the main agent
+    calls a tracker tool (the fake refuses a script that calls a tool the model cannot see)."""
+    return [
+        FakeToolUse(FIND_CAPABILITY, {"need": "list the open issues"}, id="m1"),
+        FakeToolUse("activate", {"id": "tracker"}, id="s1"),
+        "Activated tracker.",
+        FakeToolUse("tracker__list_issues", {}, id="m2"),
+        "There are open issues.",
+    ]
+
+
+def model_for(fake: FakeAnthropicAPI) -> AnthropicModel:
+    return AnthropicModel("claude-test", api_key="test", base_url=fake.base_url)
+
+
+async def test_activated_tools_are_deferred_callable_and_the_cache_is_read(
+    catalogue: list[McpCatalogueEntry],
+) -> None:
+    recorder = RecordingSubscriber()
+    async with serve_fake_anthropic() as fake:
+        fake.script(*activation_script())
+        async with model_for(fake) as model:
+            glove = Glove(model=model, system_prompt=SYSTEM, store=MemoryStore(), server_mode=True)
+            glove.add_subscriber(recorder)
+            async with await mount_mcp(glove, MemoryMcpAdapter("c"), entries=catalogue):
+                glove.build()
+                result = await glove.process_request("what is open in the tracker?")
+    assert result.text == "There are open issues."
+    first, after, last = main_requests(fake)
+    # Before: no tracker tool. After: all of them, deferred, loaded by the find_capability
+    # result; the cached part of the tools array is byte-identical.
+    assert deferred_names(first) == set()
+    assert deferred_names(after) == TRACKER_TOOLS
+    assert ordinary_tools(after) == ordinary_tools(first)
+    assert set(references(after)) == TRACKER_TOOLS
+    # The whole prefix of the first call is read back, through the real SDK's usage fields.
+    established = first.usage["cache_read_input_tokens"] + first.usage["cache_creation_input_tokens"]
+    assert established > 1024
+    assert after.usage["cache_read_input_tokens"] >= established
+    assert last.usage["cache_read_input_tokens"] > after.usage["cache_read_input_tokens"]
+    assert result.usage.cache_read_tokens > 0
+    assert recorder.of(CacheCollapse) == []
+    # The references are in the saved history, on the find_capability result.
+    found = next(
+        r for m in result.messages for r in m.tool_results or [] if r.name == FIND_CAPABILITY
+    )
+    assert set(found.result.tool_references or []) == TRACKER_TOOLS
+    listed = next(
+        r for m in result.messages for r in m.tool_results or [] if r.call_id == "m2"
+    )
+    assert listed.result.status == "success"
+
+
+async def test_after_a_restart_the_deferred_tools_are_offered_callable_and_cached(
+    catalogue: list[McpCatalogueEntry], tmp_path: Path
+) -> None:
+    conversation, mcp_state = tmp_path / "conversation.db", tmp_path / "mcp.db"
+    async with serve_fake_anthropic() as fake:
+        fake.script(*activation_script())
+        async with model_for(fake) as model:
+            store = SqliteStore(conversation, "s1")
+            glove = Glove(model=model, system_prompt=SYSTEM, store=store, server_mode=True)
+            adapter = SqliteMcpAdapter(mcp_state, "s1")
+            async with await mount_mcp(glove, adapter, entries=catalogue):
+                glove.build()
+                await glove.process_request("what is open in the tracker?")
+            await store.aclose()
+        before = main_requests(fake)[-1]
+
+        # A new process: a new Glove on the same files; the mount reloads the tracker.
+        fake.script(FakeToolUse("tracker__list_issues", {}, id="m3"), "Still open.")
+        recorder = RecordingSubscriber()
+        async with model_for(fake) as model:
+            store = SqliteStore(conversation, "s1")
+            glove = Glove(model=model, system_prompt=SYSTEM, store=store, server_mode=True)
+            glove.add_subscriber(recorder)
+            adapter = SqliteMcpAdapter(mcp_state, "s1")
+            async with await mount_mcp(glove, adapter, entries=catalogue) as mount:
+                assert mount.loaded == ["tracker"]
+                glove.build()
+                result = await glove.process_request("and now?")
+            await store.aclose()
+    assert result.text == "Still open."
+    first_after_restart = main_requests(fake)[-2]
+    assert deferred_names(first_after_restart) == TRACKER_TOOLS
+    assert ordinary_tools(first_after_restart) == ordinary_tools(before)
+    assert set(references(first_after_restart)) == TRACKER_TOOLS
+    assert first_after_restart.usage["cache_read_input_tokens"] > 1024
+    assert recorder.of(CacheCollapse) == []
+    [listed] = [r for m in result.messages for r in m.tool_results or []]
+    assert listed.result.status == "success"
+
+
+class WaitForListChange:
+    """AnthropicModel, but the second call waits until the mount saw the server's list change
+    (the notification travels on its own stream)."""
+
+    def __init__(self, model: AnthropicModel, recorder: RecordingSubscriber) -> None:
+        self.model = model
+        self.recorder = recorder
+        self.calls = 0
+
+    @property
+    def name(self) -> str:
+        return self.model.name
+
+    async def prompt(self, request: ModelRequest, notify: Notify, signal: Any = None) -> Any:
+        self.calls += 1
+        if self.calls == 2:
+            await self.recorder.wait_for(McpListChanged)
+        return await self.model.prompt(request, notify, signal)
+
+
+async def test_a_tool_added_by_list_changed_is_deferred_and_loaded_by_the_next_results() -> None:
+    recorder = RecordingSubscriber()
+    async with serve(build_probe_server()) as url, serve_fake_anthropic() as fake:
+        fake.script(
+            FakeToolUse("probe__grow", {}, id="c1"),
+            FakeToolUse("probe__steps", {"n": 1, "pause": 0}, id="c2"),
+            FakeToolUse("probe__extra", {"word": "hi"}, id="c3"),
+            "done",
+        )
+        entry = McpCatalogueEntry(id="probe", name="Probe", description="talks back", url=url)
+        async with model_for(fake) as model:
+            glove = Glove(WaitForListChange(model, recorder), SYSTEM, server_mode=True)
+            glove.add_subscriber(recorder)
+            async with await mount_mcp(glove, MemoryMcpAdapter("c", active=["probe"]), [entry]):
+                glove.build()
+                result = await glove.process_request("go")
+    assert result.text == "done"
+    calls = main_requests(fake)
+    assert len(calls) == 4
+    assert all(ordinary_tools(c) == ordinary_tools(calls[0]) for c in calls)
+    assert "probe__extra" not in json.dumps(calls[0].body["tools"])
+    assert deferred_names(calls[3]) == {"probe__extra"}
+    assert references(calls[3]) == ["probe__extra"]
+    for earlier, later in zip(calls, calls[1:], strict=False):
+        established = (
+            earlier.usage["cache_read_input_tokens"] + earlier.usage["cache_creation_input_tokens"]
+        )
+        assert later.usage["cache_read_input_tokens"] >= established
+    assert recorder.of(CacheCollapse) == []
+    extra = next(r for m in result.messages for r in m.tool_results or [] if r.call_id == "c3")
+    assert extra.result.data == {"result": "extra: hi"}
