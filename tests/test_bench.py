@@ -57,3 +57,18 @@ async def test_large_results_runs_and_prints_its_summary() -> None:
     lines = out.decode().splitlines()
     assert any(line.split()[:2] == ["0.2", "unbounded"] for line in lines)
     assert lines[-1].startswith("summary: a 0.2 MB result: stored ")
+
+
+async def test_cache_hits_activation_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "cache_hits.py"),
+        "--activation",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    lines = out.decode().splitlines()
+    assert process.returncode in (0, 1), err.decode()  # 1: the figure missed its target
+    assert any(line.startswith("tools joining mid-conversation") for line in lines)
+    assert lines[-1].startswith("summary: over 30 calls through AnthropicModel")

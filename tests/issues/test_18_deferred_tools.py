@@ -18,6 +18,7 @@ import pytest
 from glove_core import (
     AnthropicModel,
     CacheCollapse,
+    CompactionConfig,
     Glove,
     MemoryStore,
     Message,
@@ -27,6 +28,7 @@ from glove_core import (
     ToolContext,
     ToolResultData,
 )
+from glove_core.compaction import compact
 from glove_core.subscribers import Notify
 from glove_core.testing import (
     FakeAnthropicAPI,
@@ -238,3 +240,160 @@ async def test_a_tool_added_by_list_changed_is_deferred_and_loaded_by_the_next_r
     assert recorder.of(CacheCollapse) == []
     extra = next(r for m in result.messages for r in m.tool_results or [] if r.call_id == "c3")
     assert extra.result.data == {"result": "extra: hi"}
+
+
+async def test_after_a_compaction_the_activated_tools_are_ordinary_and_still_callable(
+    catalogue: list[McpCatalogueEntry],
+) -> None:
+    store = MemoryStore()
+    async with serve_fake_anthropic() as fake:
+        fake.script(
+            *activation_script(),
+            "Summary: the tracker is active and has open issues.",
+            FakeToolUse("tracker__list_issues", {}, id="m4"),
+            "Still open.",
+        )
+        async with model_for(fake) as model:
+            glove = Glove(model=model, system_prompt=SYSTEM, store=store, server_mode=True)
+            async with await mount_mcp(glove, MemoryMcpAdapter("c"), entries=catalogue):
+                glove.build()
+                await glove.process_request("what is open in the tracker?")
+                history = await store.get_messages()
+                await compact(glove, CompactionConfig(keep_last=0), history)
+                result = await glove.process_request("and now?")
+    assert result.text == "Still open."
+    after = main_requests(fake)[-2]
+    # The references went with the compacted history: the tools are ordinary now (part of the
+    # new epoch's cached prefix), none is lost, and the call to one of them worked.
+    assert deferred_names(after) == set()
+    assert TRACKER_TOOLS <= {t["name"] for t in after.body["tools"]}
+    assert references(after) == []
+    [listed] = [r for m in result.messages for r in m.tool_results or []]
+    assert listed.result.status == "success"
+
+
+# --- bad inputs ------------------------------------------------------------------------------
+
+
+def test_a_request_cannot_defer_a_tool_it_does_not_offer() -> None:
+    spec = ToolSpec("known", "a tool", {"type": "object"})
+    with pytest.raises(ValueError, match="deferred_tools must name tools of the request.*ghost"):
+        ModelRequest(system="s", tools=[spec], messages=[], deferred_tools=frozenset({"ghost"}))
+
+
+async def test_a_reference_to_a_tool_nobody_offers_is_logged_kept_and_left_out(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def loads_a_ghost(arguments: dict[str, Any], ctx: ToolContext) -> ToolResultData:
+        return ToolResultData(data="loaded", tool_references=["ghost"])
+
+    store = MemoryStore()
+    async with serve_fake_anthropic() as fake:
+        fake.script(FakeToolUse("loader", {}, id="c1"), "done")
+        async with model_for(fake) as model:
+            glove = Glove(model=model, system_prompt=SYSTEM, store=store)
+            glove.fold(
+                Tool(
+                    name="loader",
+                    description="loads tools",
+                    do=loads_a_ghost,
+                    json_schema={"type": "object"},
+                )
+            )
+            glove.build()
+            result = await glove.process_request("go")
+    assert result.text == "done"  # the API accepted every request
+    assert references(fake.requests[-1]) == []
+    assert "references tool 'ghost', which no tool source offers" in caplog.text
+    [saved] = [r for m in await store.get_messages() for r in m.tool_results or []]
+    assert saved.result.tool_references == ["ghost"]
+
+
+async def test_every_tool_deferred_is_sent_ordinary_rather_than_refused() -> None:
+    spec = ToolSpec("only", "the only tool", {"type": "object"})
+    request = ModelRequest(
+        system=SYSTEM,
+        tools=[spec],
+        messages=[Message(sender="user", text="hi")],
+        deferred_tools=frozenset({"only"}),
+    )
+    recorder = RecordingSubscriber()
+    async with serve_fake_anthropic() as fake:
+        fake.script("hello")
+        async with model_for(fake) as model:
+            response = await model.prompt(request, recorder.record)
+    assert response.message.text == "hello"
+    assert deferred_names(fake.requests[-1]) == set()
+
+
+async def test_the_fake_answers_deferral_mistakes_as_the_api_does() -> None:
+    weather = {
+        "name": "weather",
+        "description": "the weather",
+        "input_schema": {"type": "object"},
+        "defer_loading": True,
+    }
+    async with serve_fake_anthropic() as fake:
+        client = anthropic.AsyncAnthropic(api_key="test", base_url=fake.base_url, max_retries=0)
+        async with client:
+            with pytest.raises(anthropic.BadRequestError, match="All tools have defer_loading"):
+                await client.messages.create(
+                    model="claude-test",
+                    max_tokens=10,
+                    tools=[weather],  # type: ignore[list-item]
+                    messages=[{"role": "user", "content": "hi"}],
+                )
+            ordinary = {**weather, "name": "clock", "defer_loading": False}
+            messages: list[Any] = [
+                {"role": "user", "content": "hi"},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "t1", "name": "clock", "input": {}}],
+                },
+                {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": "t1",
+                            "content": [{"type": "tool_reference", "tool_name": "nope"}],
+                        }
+                    ],
+                },
+            ]
+            with pytest.raises(
+                anthropic.BadRequestError,
+                match="Tool reference 'nope' has no corresponding tool definition",
+            ):
+                await client.messages.create(
+                    model="claude-test",
+                    max_tokens=10,
+                    tools=[ordinary, weather],  # type: ignore[list-item]
+                    messages=messages,
+                )
+
+
+async def test_a_script_that_calls_an_unloaded_deferred_tool_fails_the_test() -> None:
+    tools: list[Any] = [
+        {"name": "clock", "description": "the time", "input_schema": {"type": "object"}},
+        {
+            "name": "weather",
+            "description": "the weather",
+            "input_schema": {"type": "object"},
+            "defer_loading": True,
+        },
+    ]
+    with pytest.raises(RuntimeError, match="the real model cannot see that tool"):
+        async with serve_fake_anthropic() as fake:
+            fake.script(FakeToolUse("weather", {}))
+            client = anthropic.AsyncAnthropic(
+                api_key="test", base_url=fake.base_url, max_retries=0
+            )
+            async with client:
+                with pytest.raises(anthropic.InternalServerError):
+                    await client.messages.create(
+                        model="claude-test",
+                        max_tokens=10,
+                        tools=tools,
+                        messages=[{"role": "user", "content": "hi"}],
+                    )
