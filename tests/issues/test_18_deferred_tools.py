@@ -7,6 +7,7 @@ prefix and loads them where a ``tool_reference`` names them), real SQLite files.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -80,6 +81,17 @@ def ordinary_tools(record: RecordedRequest) -> str:
     return json.dumps([t for t in record.body["tools"] if not t.get("defer_loading")])
 
 
+def read_by(record: RecordedRequest) -> int:
+    """What a call read from the cache (the SDK's ``cache_read_input_tokens``)."""
+    return int((record.usage or {})["cache_read_input_tokens"])
+
+
+def established_by(record: RecordedRequest) -> int:
+    """The prefix a call left in the cache: what it read plus what it wrote."""
+    usage = record.usage or {}
+    return read_by(record) + int(usage["cache_creation_input_tokens"])
+
+
 def deferred_names(record: RecordedRequest) -> set[str]:
     return {t["name"] for t in record.body["tools"] if t.get("defer_loading")}
 
@@ -131,11 +143,11 @@ async def test_activated_tools_are_deferred_callable_and_the_cache_is_read(
     assert deferred_names(after) == TRACKER_TOOLS
     assert ordinary_tools(after) == ordinary_tools(first)
     assert set(references(after)) == TRACKER_TOOLS
-    # The whole prefix of the first call is read back, through the real SDK's usage fields.
-    established = first.usage["cache_read_input_tokens"] + first.usage["cache_creation_input_tokens"]
+    # The whole prefix of the first call is read back (the fake's usage, and the SDK's below).
+    established = established_by(first)
     assert established > 1024
-    assert after.usage["cache_read_input_tokens"] >= established
-    assert last.usage["cache_read_input_tokens"] > after.usage["cache_read_input_tokens"]
+    assert read_by(after) >= established
+    assert read_by(last) > read_by(after)
     assert result.usage.cache_read_tokens > 0
     assert recorder.of(CacheCollapse) == []
     # The references are in the saved history, on the find_capability result.
@@ -143,9 +155,7 @@ async def test_activated_tools_are_deferred_callable_and_the_cache_is_read(
         r for m in result.messages for r in m.tool_results or [] if r.name == FIND_CAPABILITY
     )
     assert set(found.result.tool_references or []) == TRACKER_TOOLS
-    listed = next(
-        r for m in result.messages for r in m.tool_results or [] if r.call_id == "m2"
-    )
+    listed = next(r for m in result.messages for r in m.tool_results or [] if r.call_id == "m2")
     assert listed.result.status == "success"
 
 
@@ -183,7 +193,7 @@ async def test_after_a_restart_the_deferred_tools_are_offered_callable_and_cache
     assert deferred_names(first_after_restart) == TRACKER_TOOLS
     assert ordinary_tools(first_after_restart) == ordinary_tools(before)
     assert set(references(first_after_restart)) == TRACKER_TOOLS
-    assert first_after_restart.usage["cache_read_input_tokens"] > 1024
+    assert read_by(first_after_restart) > 1024
     assert recorder.of(CacheCollapse) == []
     [listed] = [r for m in result.messages for r in m.tool_results or []]
     assert listed.result.status == "success"
@@ -232,11 +242,8 @@ async def test_a_tool_added_by_list_changed_is_deferred_and_loaded_by_the_next_r
     assert "probe__extra" not in json.dumps(calls[0].body["tools"])
     assert deferred_names(calls[3]) == {"probe__extra"}
     assert references(calls[3]) == ["probe__extra"]
-    for earlier, later in zip(calls, calls[1:], strict=False):
-        established = (
-            earlier.usage["cache_read_input_tokens"] + earlier.usage["cache_creation_input_tokens"]
-        )
-        assert later.usage["cache_read_input_tokens"] >= established
+    for earlier, later in itertools.pairwise(calls):
+        assert read_by(later) >= established_by(earlier)
     assert recorder.of(CacheCollapse) == []
     extra = next(r for m in result.messages for r in m.tool_results or [] if r.call_id == "c3")
     assert extra.result.data == {"result": "extra: hi"}
@@ -266,7 +273,7 @@ async def test_after_a_compaction_the_activated_tools_are_ordinary_and_still_cal
     # The references went with the compacted history: the tools are ordinary now (part of the
     # new epoch's cached prefix), none is lost, and the call to one of them worked.
     assert deferred_names(after) == set()
-    assert TRACKER_TOOLS <= {t["name"] for t in after.body["tools"]}
+    assert {t["name"] for t in after.body["tools"]} >= TRACKER_TOOLS
     assert references(after) == []
     [listed] = [r for m in result.messages for r in m.tool_results or []]
     assert listed.result.status == "success"
@@ -277,7 +284,7 @@ async def test_after_a_compaction_the_activated_tools_are_ordinary_and_still_cal
 
 def test_a_request_cannot_defer_a_tool_it_does_not_offer() -> None:
     spec = ToolSpec("known", "a tool", {"type": "object"})
-    with pytest.raises(ValueError, match="deferred_tools must name tools of the request.*ghost"):
+    with pytest.raises(ValueError, match=r"deferred_tools must name tools of the request.*ghost"):
         ModelRequest(system="s", tools=[spec], messages=[], deferred_tools=frozenset({"ghost"}))
 
 
@@ -386,9 +393,7 @@ async def test_a_script_that_calls_an_unloaded_deferred_tool_fails_the_test() ->
     with pytest.raises(RuntimeError, match="the real model cannot see that tool"):
         async with serve_fake_anthropic() as fake:
             fake.script(FakeToolUse("weather", {}))
-            client = anthropic.AsyncAnthropic(
-                api_key="test", base_url=fake.base_url, max_retries=0
-            )
+            client = anthropic.AsyncAnthropic(api_key="test", base_url=fake.base_url, max_retries=0)
             async with client:
                 with pytest.raises(anthropic.InternalServerError):
                     await client.messages.create(

@@ -100,7 +100,7 @@ async def test_activated_tools_are_called_through_the_stand_in_and_the_prefix_is
 async def test_a_stand_in_call_without_a_tool_name_gets_an_error_the_model_can_act_on(
     catalogue: list[McpCatalogueEntry],
 ) -> None:
-    fake, result = await run(
+    _, result = await run(
         catalogue, FakeToolUse(PROXY, {"arguments": {}}, id="m2"), "I could not call it."
     )
     assert result.text == "I could not call it."
