@@ -76,6 +76,23 @@ class ToolPrefix:
     def __init__(self) -> None:
         self._baselines: dict[str, tuple[str | None, set[str]]] = {}
         self._unknown: dict[str, set[str]] = {}
+        # Per conversation: the references found so far, how many messages that covered and
+        # the id of the last of them, so each call reads only the messages added since.
+        self._scans: dict[str, tuple[int, str, set[str]]] = {}
+
+    def _referenced(self, conversation: str, history: Sequence[Message]) -> set[str]:
+        known = self._scans.get(conversation)
+        if known is not None:
+            count, last_id, names = known
+            if 0 < count <= len(history) and history[count - 1].id == last_id:
+                names = names | referenced_tools(history[count:])
+                if history:
+                    self._scans[conversation] = (len(history), history[-1].id, names)
+                return names
+        names = referenced_tools(history)
+        if history:
+            self._scans[conversation] = (len(history), history[-1].id, names)
+        return names
 
     def plan(
         self,
@@ -86,7 +103,7 @@ class ToolPrefix:
     ) -> ToolPlan:
         """Decide which of ``tools`` are ordinary, deferred and pending for the next call on
         ``history`` (the visible history)."""
-        referenced = referenced_tools(history)
+        referenced = self._referenced(conversation, history)
         self._report_unknown(conversation, referenced, tools)
         baseline = self._baseline(conversation, history, tools, referenced)
         deferred: set[str] = set()
@@ -119,12 +136,15 @@ class ToolPrefix:
         self,
         conversation: str,
         history: Sequence[Message],
+        results: Sequence[ToolResult],
         tools: Sequence[Tool],
         joined: Collection[str],
     ) -> list[str]:
-        """The joined tools nothing in ``history`` references yet and that are not ordinary:
-        the names the next saved tool results should reference."""
-        referenced = referenced_tools(history)
+        """The joined tools that neither ``history`` nor the unsaved ``results`` reference and
+        that are not ordinary: the names ``results`` should reference."""
+        referenced = self._referenced(conversation, history)
+        for result in results:
+            referenced = referenced | set(result.result.tool_references or ())
         known = self._baselines.get(conversation)
         baseline = known[1] if known is not None else set()
         return [

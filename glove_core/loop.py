@@ -444,9 +444,8 @@ async def _run_tools(run: _Run, reply: Message) -> None:
     if sources.may_join:
         # Tools that joined since the last call (a list_changed) are loaded by these results,
         # so they reach the model without touching the cached prefix.
-        batch = [*run.history, Message(sender="user", tool_results=results)]
         pending = run.parts.tool_prefix.pending(
-            run.parts.store.identifier, batch, sources.get_tools(), sources.joined()
+            run.parts.store.identifier, run.history, results, sources.get_tools(), sources.joined()
         )
         results = attach_references(results, pending)
     await run.save([Message(sender="user", tool_results=results)])

@@ -52,7 +52,7 @@ def test_a_joined_tool_nothing_references_waits_for_the_next_results() -> None:
     assert [t.name for t in plan.tools] == ["a"]
     assert plan.pending == ("new",)
     batch = [result("1"), result("2", status="error")]
-    pending = prefix.pending("c", [USER, results_message(*batch)], tools("a", "new"), {"new"})
+    pending = prefix.pending("c", [USER], batch, tools("a", "new"), {"new"})
     loaded = attach_references(batch, pending)
     # The last successful result loads it; a failed one never does.
     assert loaded[0].result.tool_references == ["new"]
@@ -111,6 +111,17 @@ def test_conversations_are_kept_apart() -> None:
     prefix.plan("one", [USER], tools("a"), joined=set())
     assert prefix.plan("two", [USER], tools("a", "j"), joined={"j"}).pending == ()
     assert prefix.plan("one", [USER], tools("a", "j"), joined={"j"}).pending == ("j",)
+
+
+def test_each_call_reads_only_the_messages_added_since_the_last() -> None:
+    prefix = ToolPrefix()
+    history = [USER]
+    prefix.plan("c", history, tools("a"), joined=set())
+    history = [*history, results_message(result("1", refs=["x"]))]
+    assert prefix.plan("c", history, tools("a", "x"), {"x"}).deferred == {"x"}
+    # A different history (not an extension of the one seen) is read again from the start.
+    other = [Message(sender="user", text="other"), results_message(result("2", refs=["y"]))]
+    assert prefix.plan("c", other, tools("a", "x", "y"), {"x", "y"}).deferred == {"y"}
 
 
 def test_references_survive_json_round_trips() -> None:

@@ -46,7 +46,7 @@ from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import build_probe_server
 
 # Long enough to be cached (the fake, like the API, caches prefixes from 1,024 tokens).
-SYSTEM = "You are the main agent of a small team. Answer briefly and use your tools. " * 70
+SYSTEM = "You are the main agent of a small team. Answer briefly and use your tools. " * 150
 TRACKER_TOOLS = {
     "tracker__list_issues",
     "tracker__create_issue",
