@@ -311,6 +311,11 @@ def read_share(usages: list[Usage]) -> float:
     return sum(u.cache_read_tokens for u in usages) / max(1, sum(total(u) for u in usages))
 
 
+def full_price(usages: list[Usage]) -> int:
+    """Input tokens not read from the cache (sent uncached or written to the cache)."""
+    return sum(u.input_tokens + u.cache_write_tokens for u in usages)
+
+
 def relative_cost(usages: list[Usage]) -> float:
     """Input cost at Anthropic's cache prices, relative to sending everything uncached."""
     cost = sum(
@@ -347,9 +352,18 @@ def activation_report() -> tuple[str, bool]:
         + "   (input cost vs uncached, Anthropic prices)"
     )
     print(f"{'coll':>4}  " + "  ".join(f"{results[c][1]:>20}" for c in columns))
+    print(
+        f"{'full':>4}  "
+        + "  ".join(f"{full_price(results[c][0][1:]):>20}" for c in columns)
+        + "   (tokens not read from cache, after the first call)"
+    )
 
     def share(p: _activation.Provider, c: _activation.Conversation, d: bool) -> float:
         return read_share(results[(p, c, d)][0])
+
+    def fewer(p: _activation.Provider, c: _activation.Conversation) -> str:
+        on, off = (full_price(results[(p, c, d)][0][1:]) for d in (True, False))
+        return f"{off / max(1, on):.1f}x"
 
     meets = all(share("anthropic", c, True) >= 0.9 for c in _activation.CONVERSATIONS)
     calls = len(results[columns[0]][0])
@@ -362,7 +376,10 @@ def activation_report() -> tuple[str, bool]:
         f"tool {share('openai', 'activation', True):.1%} and "
         f"{share('openai', 'list_changed', True):.1%} (vs "
         f"{share('openai', 'activation', False):.1%} and "
-        f"{share('openai', 'list_changed', False):.1%}); "
+        f"{share('openai', 'list_changed', False):.1%}); after the first call "
+        f"{fewer('anthropic', 'activation')} and {fewer('anthropic', 'list_changed')} fewer "
+        f"tokens at full price on Anthropic, {fewer('openai', 'activation')} and "
+        f"{fewer('openai', 'list_changed')} on OpenAI-compatible; "
         f"{'meets' if meets else 'misses'} the >= 90% target"
     )
     return summary, meets
