@@ -52,7 +52,9 @@ class ToolSource(Protocol):
     """Offers tools to a Glove (``Glove.add_tool_source``). The loop asks every source before
     each model call, so what a source offers may change between calls; the tool list is the
     start of the cached prompt prefix, so a source should keep its order stable and only
-    append (see ``Glove.switch_tools`` for taking a tool away without changing the list)."""
+    append (see ``Glove.switch_tools`` for taking a tool away without changing the list); a
+    source that adds tools mid-conversation should also be a ``JoiningToolSource``, so they
+    join outside the cached prefix."""
 
     def get_tools(self) -> Sequence[Tool]:
         """The tools offered now, in a stable order. Called before every model call and

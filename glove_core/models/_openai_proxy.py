@@ -64,7 +64,16 @@ def _function(name: str, description: str, parameters: dict[str, Any]) -> dict[s
 
 
 def tool_definitions(request: ModelRequest) -> list[dict[str, Any]]:
-    """The ``tools`` array: the ordinary tools, then the stand-in when tools may join."""
+    """The ``tools`` array: the ordinary tools, then the stand-in when tools may join.
+
+    Raises:
+        ValueError: a tool of the request is itself named ``glove_call_tool``.
+    """
+    if request.tools_may_join and any(t.name == PROXY_TOOL_NAME for t in request.tools):
+        raise ValueError(
+            f"the tool name {PROXY_TOOL_NAME!r} is reserved by OpenAICompatModel for tools that "
+            "join mid-conversation; rename that tool"
+        )
     tools = [
         {
             "type": "function",

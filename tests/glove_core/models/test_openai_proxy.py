@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from glove_core import Message, ModelRequest, ToolCall
 from glove_core.models._openai_proxy import (
     PROXY_TOOL_NAME,
@@ -56,3 +58,14 @@ def test_a_stand_in_call_without_a_usable_name_stays_a_stand_in_call() -> None:
     for bad in bads:
         call = ToolCall(id="1", name=PROXY_TOOL_NAME, input=bad)
         assert unwrap_call(call) is call
+
+
+def test_a_tool_named_like_the_stand_in_is_refused_with_the_fix() -> None:
+    request = ModelRequest(
+        system="s",
+        tools=[spec(PROXY_TOOL_NAME)],
+        messages=[Message(sender="user", text="hi")],
+        tools_may_join=True,
+    )
+    with pytest.raises(ValueError, match=r"'glove_call_tool' is reserved .* rename that tool"):
+        tool_definitions(request)
