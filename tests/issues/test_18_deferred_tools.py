@@ -26,7 +26,9 @@ from glove_core import (
     ModelRequest,
     SqliteStore,
     Tool,
+    ToolCall,
     ToolContext,
+    ToolResult,
     ToolResultData,
 )
 from glove_core.compaction import compact
@@ -402,3 +404,37 @@ async def test_a_script_that_calls_an_unloaded_deferred_tool_fails_the_test() ->
                         tools=tools,
                         messages=[{"role": "user", "content": "hi"}],
                     )
+
+
+async def test_defer_tools_off_sends_joined_tools_as_ordinary_ones() -> None:
+    """For a gateway that refuses ``defer_loading``: the old behaviour, on request."""
+    specs = [
+        ToolSpec("a", "a tool", {"type": "object"}),
+        ToolSpec("x", "joined", {"type": "object"}),
+    ]
+    call = ToolCall(id="c1", name="a", input={})
+    loaded = ToolResult(
+        call_id="c1", name="a", result=ToolResultData(data="ok", tool_references=["x"])
+    )
+    request = ModelRequest(
+        system=SYSTEM,
+        tools=specs,
+        messages=[
+            Message(sender="user", text="hi"),
+            Message(sender="agent", tool_calls=[call]),
+            Message(sender="user", tool_results=[loaded]),
+        ],
+        deferred_tools=frozenset({"x"}),
+    )
+    recorder = RecordingSubscriber()
+    async with serve_fake_anthropic() as fake:
+        fake.script("hello")
+        model = AnthropicModel(
+            "claude-test", api_key="test", base_url=fake.base_url, defer_tools=False
+        )
+        async with model:
+            response = await model.prompt(request, recorder.record)
+    assert response.message.text == "hello"
+    assert deferred_names(fake.requests[-1]) == set()
+    assert references(fake.requests[-1]) == []
+    assert [t["name"] for t in fake.requests[-1].body["tools"]] == ["a", "x"]
