@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from glove_core._deferral import ToolPrefix
 from glove_core.errors import ToolNameConflictError
 from glove_core.tools import JoiningToolSource, Tool, ToolSource
 
@@ -40,10 +41,12 @@ class FoldedTools:
 
 
 class ToolSources:
-    """The tool sources of one Glove, asked in order."""
+    """The tool sources of one Glove, asked in order, and ``prefix``: which of their tools are
+    ordinary, deferred or pending (``glove_core._deferral``), kept across requests."""
 
     def __init__(self, *sources: ToolSource) -> None:
         self._sources: list[ToolSource] = list(sources)
+        self.prefix = ToolPrefix()
 
     def add(self, source: ToolSource) -> Callable[[], None]:
         """Append ``source``; returns a function that removes it again."""

@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
-from glove_core._deferral import ToolPrefix
 from glove_core._execute import ToolRunner
 from glove_core._tool_sources import FoldedTools, ToolSources
 from glove_core._turns import TurnPreparer, Turns
@@ -116,7 +115,6 @@ class Glove(AsyncResource):
         self._folded = FoldedTools()
         self._subagents = SubAgentRegistry(self._subscribers)
         self._tool_sources = ToolSources(self._folded, self._subagents)
-        self._tool_prefix = ToolPrefix()
         self._built = False
         # With the store's turn lock, turns never overlap across processes either.
         hold = self._store.turn_lock if isinstance(self._store, TurnLockStore) else None
@@ -329,7 +327,6 @@ class Glove(AsyncResource):
             settings=self._settings,
             store=self._store,
             tool_sources=self._tool_sources,
-            tool_prefix=self._tool_prefix,
             runner=runner,
             context=self._context,
             context_items=self._context_items,

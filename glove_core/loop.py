@@ -12,10 +12,10 @@ import asyncio
 import logging
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal, cast
 
-from glove_core._deferral import ToolPrefix, attach_references
+from glove_core._deferral import attach_references
 from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
 from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
@@ -86,7 +86,8 @@ class LoopParts:
     settings: ModelSettings
     store: StoreAdapter
     tool_sources: ToolSources
-    """Asked for the tools before every model call and every tool step."""
+    """Asked for the tools before every model call and every tool step (and which of them are
+    deferred: ``ToolSources.prefix``)."""
     runner: ToolRunner
     context: ContextRegistry
     context_items: ContextItemQueue
@@ -94,8 +95,6 @@ class LoopParts:
     subscribers: SubscriberSet
     compaction: CompactionConfig | None
     max_turns: int
-    tool_prefix: ToolPrefix = field(default_factory=ToolPrefix)
-    """Which tools are ordinary, deferred or pending (kept by the Glove across requests)."""
 
     @property
     def model(self) -> ModelAdapter:
@@ -375,7 +374,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
     messages = place_transient(messages, run.reminder)
     sources = parts.tool_sources
-    plan = parts.tool_prefix.plan(
+    plan = sources.prefix.plan(
         parts.store.identifier, run.history, sources.get_tools(), sources.joined()
     )
     return ModelRequest(
@@ -444,7 +443,7 @@ async def _run_tools(run: _Run, reply: Message) -> None:
     if sources.may_join:
         # Tools that joined since the last call (a list_changed) are loaded by these results,
         # so they reach the model without touching the cached prefix.
-        pending = run.parts.tool_prefix.pending(
+        pending = sources.prefix.pending(
             run.parts.store.identifier, run.history, results, sources.get_tools(), sources.joined()
         )
         results = attach_references(results, pending)
