@@ -48,6 +48,7 @@ from glove_core.subscribers import CacheCollapse as CacheCollapse
 from glove_core.subscribers import Subscriber as Subscriber
 from glove_core.subscribers import SubscriberEvent as SubscriberEvent
 from glove_core.tools import AgentHandle as AgentHandle
+from glove_core.tools import JoiningToolSource as JoiningToolSource
 from glove_core.tools import Tool as Tool
 from glove_core.tools import ToolContext as ToolContext
 from glove_core.tools import ToolSource as ToolSource
@@ -88,6 +89,7 @@ __all__ = [
     "ImagePart",
     "InboxItem",
     "InboxStore",
+    "JoiningToolSource",
     "MemoryStore",
     "Message",
     "ModelAdapter",

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from glove_core._deferral import ToolPrefix
 from glove_core.errors import ToolNameConflictError
-from glove_core.tools import Tool, ToolSource
+from glove_core.tools import JoiningToolSource, Tool, ToolSource
 
 __all__ = ["FoldedTools", "ToolSources"]
 
@@ -40,10 +41,12 @@ class FoldedTools:
 
 
 class ToolSources:
-    """The tool sources of one Glove, asked in order."""
+    """The tool sources of one Glove, asked in order, and ``prefix``: which of their tools are
+    ordinary, deferred or pending (``glove_core._deferral``), kept across requests."""
 
     def __init__(self, *sources: ToolSource) -> None:
         self._sources: list[ToolSource] = list(sources)
+        self.prefix = ToolPrefix()
 
     def add(self, source: ToolSource) -> Callable[[], None]:
         """Append ``source``; returns a function that removes it again."""
@@ -76,6 +79,20 @@ class ToolSources:
                     raise ToolNameConflictError(tool.name, sources=(first, source))
                 tools.append(tool)
         return tools
+
+    def joined(self) -> set[str]:
+        """Names of tools that joined mid-conversation, as their sources say
+        (``JoiningToolSource``)."""
+        names: set[str] = set()
+        for source in self._sources:
+            if isinstance(source, JoiningToolSource):
+                names.update(source.joined_tools())
+        return names
+
+    @property
+    def may_join(self) -> bool:
+        """Whether a source may add tools mid-conversation."""
+        return any(isinstance(s, JoiningToolSource) for s in self._sources)
 
     def by_name(self) -> dict[str, Tool]:
         """The tools offered now, by name."""

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, cast
 
+from glove_core._deferral import attach_references
 from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
 from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
@@ -91,7 +92,8 @@ class LoopParts:
     settings: ModelSettings
     store: StoreAdapter
     tool_sources: ToolSources
-    """Asked for the tools before every model call and every tool step."""
+    """Asked for the tools before every model call and every tool step (and which of them are
+    deferred: ``ToolSources.prefix``)."""
     runner: ToolRunner
     context: ContextRegistry
     context_items: ContextItemQueue
@@ -378,14 +380,20 @@ async def _build_model_request(run: _Run) -> ModelRequest:
             messages.append(transient)
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
     messages = place_transient(messages, run.reminder)
+    sources = parts.tool_sources
+    plan = sources.prefix.plan(
+        parts.store.identifier, run.history, sources.get_tools(), sources.joined()
+    )
     return ModelRequest(
         system=parts.system_prompt,
-        tools=[t.spec for t in parts.tools],
+        tools=[t.spec for t in plan.tools],
         messages=run.for_model(messages),
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
         summarized=summarized,
+        deferred_tools=plan.deferred,
+        tools_may_join=sources.may_join,
     )
 
 
@@ -439,6 +447,14 @@ async def _run_tools(run: _Run, reply: Message) -> None:
         ]
         await _save_shielded(run, Message(sender="user", tool_results=missing))
         raise
+    sources = run.parts.tool_sources
+    if sources.may_join:
+        # Tools that joined since the last call (a list_changed) are loaded by these results,
+        # so they reach the model without touching the cached prefix.
+        pending = sources.prefix.pending(
+            run.parts.store.identifier, run.history, results, sources.get_tools(), sources.joined()
+        )
+        results = attach_references(results, pending)
     await run.save([Message(sender="user", tool_results=results)])
 
 

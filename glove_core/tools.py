@@ -13,7 +13,7 @@ import copy
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
@@ -33,6 +33,7 @@ from glove_core.types import ContentPart, ToolResultData
 
 __all__ = [
     "AgentHandle",
+    "JoiningToolSource",
     "Tool",
     "ToolContext",
     "ToolInputError",
@@ -51,11 +52,26 @@ class ToolSource(Protocol):
     """Offers tools to a Glove (``Glove.add_tool_source``). The loop asks every source before
     each model call, so what a source offers may change between calls; the tool list is the
     start of the cached prompt prefix, so a source should keep its order stable and only
-    append (see ``Glove.switch_tools`` for taking a tool away without changing the list)."""
+    append (see ``Glove.switch_tools`` for taking a tool away without changing the list); a
+    source that adds tools mid-conversation should also be a ``JoiningToolSource``, so they
+    join outside the cached prefix."""
 
     def get_tools(self) -> Sequence[Tool]:
         """The tools offered now, in a stable order. Called before every model call and
         every tool step: keep it cheap and free of I/O."""
+        ...
+
+
+@runtime_checkable
+class JoiningToolSource(Protocol):
+    """A tool source whose tools may join after the conversation began (an MCP mount: servers
+    activated mid-conversation, tools added on ``list_changed``). The loop keeps such tools out
+    of the cached prompt prefix: declared deferred once a tool result references them
+    (``ToolResultData.tool_references``), held back until one does."""
+
+    def joined_tools(self) -> Collection[str]:
+        """Names of offered tools that joined mid-conversation. Keep it cheap and free of I/O:
+        it is read before every model call."""
         ...
 
 

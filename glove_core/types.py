@@ -87,7 +87,9 @@ class ToolResultData(_Model):
     """What a tool returns.
 
     ``data`` (and ``content``, for media) reach the model; ``message`` explains an error or an
-    abort; ``render_data`` is for the application's UI and never reaches the model.
+    abort; ``render_data`` is for the application's UI and never reaches the model;
+    ``tool_references`` names tools this result loads (see ``glove_core._deferral``): it is
+    saved with the result, so a restarted conversation still knows which tools were loaded.
     ``summary`` is the tool's own short version of ``data``, saved with the result and sent
     instead of it once the result is from an earlier user turn, when the Glove sends
     summaries (``Glove(result_summaries=...)``); it is not sent otherwise.
@@ -103,6 +105,14 @@ class ToolResultData(_Model):
     summary: str | None = Field(
         default=None,
         description="The tool's own short version of data, sent instead of it in later turns.",
+    )
+    tool_references: list[str] | None = Field(
+        default=None,
+        description=(
+            "Names of tools this result makes callable: tools that joined the conversation "
+            "after it began (an activated MCP server's) are declared deferred, outside the "
+            "cached prompt prefix, and a result that references them loads them."
+        ),
     )
 
 

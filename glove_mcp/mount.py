@@ -9,8 +9,8 @@ nothing: a failed activation offers no tool and leaves no connection open, and `
 really unloads (the server's tools are switched off and its connection closed).
 
 ``mount_mcp`` also folds the discovery tool (``find_capability``, ``glove_mcp.discovery``), which
-activates servers through ``McpMount.activate``; ``ambiguity_policy``, ``subagent_model`` and
-``subagent_system_prompt`` are kept on the mount for it.
+activates servers through ``McpMount.activate``. Tools that join mid-conversation are kept out
+of the cached prompt prefix (``JoiningToolSource``): they cost the cache nothing.
 """
 
 from __future__ import annotations
@@ -90,8 +90,7 @@ class McpMount(ServerMethods, AsyncResource):
         glove: the agent whose tool source this mount is.
         adapter: the conversation's adapter.
         entries: the catalogue, by id.
-        ambiguity_policy, subagent_model, subagent_system_prompt: settings of the discovery
-            subagent.
+        ambiguity_policy, subagent_model, subagent_system_prompt: of the discovery subagent.
     """
 
     def __init__(
@@ -117,11 +116,12 @@ class McpMount(ServerMethods, AsyncResource):
         self.pool = pool if pool is not None else McpClientPool()
         self._loaded: dict[str, LoadedServer] = {}
         # Every bridged tool offered, in the order first loaded: a server switched off keeps
-        # its tools here (switched off in the conversation), so the tool list never shrinks.
+        # its tools here (switched off), so the tool list never shrinks.
         self._tools: dict[str, Tool] = {}
         # Deactivated servers: their tools stay offered but switched off (name -> real name).
         self._dormant: dict[str, dict[str, str]] = {}
         self._locks: dict[str, asyncio.Lock] = {}
+        self._joined: set[str] = set()  # tools added mid-conversation (JoiningToolSource)
         self._state = MountState.OPEN
         glove.add_tool_source(self)
         try:
@@ -149,6 +149,10 @@ class McpMount(ServerMethods, AsyncResource):
         """The bridged tools this mount offers its Glove (``ToolSource``): those of the loaded
         servers and, switched off, those of servers deactivated earlier."""
         return list(self._tools.values())
+
+    def joined_tools(self) -> set[str]:
+        """Tools added mid-conversation (``activate``, ``list_changed``): ``JoiningToolSource``."""
+        return self._joined
 
     def tool_names(self, id: str) -> dict[str, str]:
         """The loaded tools of server ``id``: bridged name → the server's real tool name."""
@@ -226,10 +230,10 @@ class McpMount(ServerMethods, AsyncResource):
     async def _list_changed(self, id: str, what: ChangeKind) -> None:
         """The server said its tools (or prompts, or resources) changed: list them again.
 
-        New tools are offered from the next model call and changed ones replaced; removed ones
-        leave the tool list, so a call to one is answered ``tool_unavailable``. Any change to
-        the tool list rewrites the start of the prompt, so the provider's cache is read again
-        from the first byte at the next model call (tools come first in the cached prefix).
+        New tools join deferred (the next tool results load them, so the cached prompt prefix
+        stays put); changed ones are replaced; removed ones leave the tool list, so a call to
+        one is answered ``tool_unavailable``. A changed or removed tool rewrites the prompt from
+        its definition on, so the cache is read again from there.
         """
         if what != "tools":
             await self._emit(McpListChanged(id, what))
@@ -248,6 +252,7 @@ class McpMount(ServerMethods, AsyncResource):
                 return
             taken = {t.name for t in self.glove.tools if t.name not in loaded.tools}
             change = relisted(id, self._tools, loaded, bridged, taken)
+            self._joined.update(change.added)
             loaded.note = note
         if change.added or change.removed or change.changed:
             await self._emit(
@@ -335,9 +340,9 @@ class McpMount(ServerMethods, AsyncResource):
                     raise
                 raise McpActivationError(id, f"the adapter failed to record it: {exc}") from exc
             self._loaded[id] = loaded
+            self._joined.update(loaded.tools)
             self._dormant.pop(id, None)
-            # Switched off earlier (in this process, or in the saved history of a conversation
-            # that was restarted): switch them back on from the next model call.
+            # Switched off earlier (here, or in a restarted conversation's saved history).
             off = await self.glove.switched_off_tools()
             back_on = [name for name in loaded.tools if name in off]
             if back_on:
@@ -390,9 +395,8 @@ class McpMount(ServerMethods, AsyncResource):
                 await self.pool.aclose()
 
     def __repr__(self) -> str:
-        return (
-            f"<McpMount {self.adapter.identifier!r} loaded={self.loaded} state={self._state.value}>"
-        )
+        state = self._state.value
+        return f"<McpMount {self.adapter.identifier!r} loaded={self.loaded} state={state}>"
 
 
 async def mount_mcp(

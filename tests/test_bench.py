@@ -87,3 +87,18 @@ async def test_result_summaries_runs_and_prints_its_summary() -> None:
     lines = out.decode().splitlines()
     assert any(line.endswith("<- turn start") for line in lines)
     assert lines[-1].startswith("summary: over 6 calls with 4 KB results")
+
+
+async def test_cache_hits_activation_runs_and_prints_its_summary() -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "cache_hits.py"),
+        "--activation",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    lines = out.decode().splitlines()
+    assert process.returncode in (0, 1), err.decode()  # 1: the figure missed its target
+    assert any(line.startswith("tools joining mid-conversation") for line in lines)
+    assert lines[-1].startswith("summary: over 30 calls through AnthropicModel")

@@ -14,9 +14,14 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
+from glove_core.models._anthropic_tools import (
+    ReferenceBlocks,
+    effective_deferred,
+    reference_blocks,
+    tool_blocks,
+)
 from glove_core.models.base import ModelRequest
 from glove_core.result_limits import data_text
-from glove_core.tools import ToolSpec
 from glove_core.types import (
     ContentPart,
     DocumentPart,
@@ -132,7 +137,7 @@ def _content_blocks(message: Message) -> list[Block]:
     return blocks
 
 
-def _result_block(result: ToolResult) -> Block:
+def _result_block(result: ToolResult, references: ReferenceBlocks | None) -> Block:
     content: list[Block] = []
     text = result_text(result.result)
     if text.strip():
@@ -141,6 +146,8 @@ def _result_block(result: ToolResult) -> Block:
         media = _part_block(part)
         if media is not None:
             content.append(media)
+    if references is not None and result.result.tool_references:
+        content.extend(references(result.result))
     if not content:
         content.append({"type": "text", "text": "(the tool returned no output)"})
     block: Block = {"type": "tool_result", "tool_use_id": result.call_id, "content": content}
@@ -166,8 +173,11 @@ def _add_results(turn: list[Block], results: list[Block]) -> None:
     turn[at:at] = results
 
 
-def convert_messages(messages: list[Message]) -> tuple[list[dict[str, Any]], list[Block | None]]:
-    """Convert glove messages to API messages.
+def convert_messages(
+    messages: list[Message], references: ReferenceBlocks | None = None
+) -> tuple[list[dict[str, Any]], list[Block | None]]:
+    """Convert glove messages to API messages; ``references`` renders the tools a result
+    references (None: they are left out).
 
     Returns:
         The API messages, and for each glove message the last block it produced (None when it
@@ -184,7 +194,9 @@ def convert_messages(messages: list[Message]) -> tuple[list[dict[str, Any]], lis
             blocks.extend(_tool_use_block(c) for c in message.tool_calls or [])
             results: list[Block] = []
         else:
-            results, orphans = _user_results(message.tool_results or [], open_ids, answered)
+            results, orphans = _user_results(
+                message.tool_results or [], open_ids, answered, references
+            )
             blocks = orphans + _content_blocks(message)
         if not results and not blocks:
             last_block.append(None)
@@ -211,7 +223,10 @@ def _tool_use_block(call: ToolCall) -> Block:
 
 
 def _user_results(
-    results: list[ToolResult], open_ids: list[str], answered: set[str]
+    results: list[ToolResult],
+    open_ids: list[str],
+    answered: set[str],
+    references: ReferenceBlocks | None,
 ) -> tuple[list[Block], list[Block]]:
     blocks: list[Block] = []
     orphans: list[Block] = []
@@ -221,7 +236,7 @@ def _user_results(
             continue
         answered.add(result.call_id)
         if result.call_id in open_ids:
-            blocks.append(_result_block(result))
+            blocks.append(_result_block(result, references))
         else:
             # No call of the previous turn matches (e.g. history cut by a compaction): the API
             # would refuse a tool_result, but the model may still need what it says.
@@ -256,17 +271,14 @@ def _repair_unanswered(turns: list[dict[str, Any]]) -> None:
         index += 1
 
 
-def _tool_block(spec: ToolSpec) -> Block:
-    return {"name": spec.name, "description": spec.description, "input_schema": spec.input_schema}
-
-
 def build_params(
     request: ModelRequest, ttl: str | None, anchor: int | None = None
 ) -> AnthropicParams:
     """Build system, tools and messages for ``request``; ``ttl`` None means no caching.
 
-    Breakpoints (at most four): the last tool, the system prompt, the block just before the
-    request-frozen context, and the last block of the saved messages — never a transient one.
+    Breakpoints (at most four): the last ordinary tool (deferred tools come after it and are
+    not part of the cached prefix), the system prompt, the block just before the request-frozen
+    context, and the last block of the saved messages — never a transient one.
 
     ``anchor`` is where the previous call of the conversation put its last-saved breakpoint
     (an index over all message blocks). The API looks for earlier entries only 20 blocks back
@@ -274,14 +286,15 @@ def build_params(
     parallel tool calls) and a breakpoint is left over, one goes on the anchor itself.
     """
     control = {"type": "ephemeral", "ttl": ttl} if ttl is not None else None
-    tools = [_tool_block(s) for s in request.tools]
+    deferred = effective_deferred(request)
+    tools, ordinary = tool_blocks(request, deferred)
     system: list[Block] = [{"type": "text", "text": request.system}] if request.system else []
-    messages, last_block = convert_messages(request.messages)
+    messages, last_block = convert_messages(request.messages, reference_blocks(deferred))
     params = AnthropicParams(system=system, tools=tools, messages=messages)
     if control is None:
         return params
-    if tools:
-        tools[-1]["cache_control"] = dict(control)
+    if ordinary:
+        tools[ordinary - 1]["cache_control"] = dict(control)
     if system:
         system[-1]["cache_control"] = dict(control)
     marks: list[int] = []
@@ -300,7 +313,7 @@ def build_params(
     marked_at = sorted(position[id(b)] for b in marked)
     if marked_at:
         params.saved_position = marked_at[-1]
-    used = len(marked) + (1 if tools else 0) + (1 if system else 0)
+    used = len(marked) + (1 if ordinary else 0) + (1 if system else 0)
     if (
         anchor is not None
         and params.saved_position is not None

@@ -71,7 +71,12 @@ class CacheHealth:
     ) -> CacheCollapse | None:
         """Record one call's usage; return a CacheCollapse when it read back far too little."""
         key = conversation_key(request)
-        specs = [[t.name, t.description, t.input_schema] for t in request.tools]
+        # Deferred tools are not part of the cached prefix: one joining changes nothing there.
+        specs = [
+            [t.name, t.description, t.input_schema]
+            for t in request.tools
+            if t.name not in request.deferred_tools
+        ]
         tools = _digest(json.dumps(specs, sort_keys=True))
         seen = _Seen(
             established=usage.cache_read_tokens + usage.cache_write_tokens,
@@ -83,6 +88,16 @@ class CacheHealth:
         )
         before = self._seen.pop(key, None)
         self._seen[key] = seen
+        if before is not None and before.tools != seen.tools:
+            # Every change to the tool list mid-conversation says what it cost the cache.
+            logger.info(
+                "the tool definitions of %s changed mid-conversation: this call read %d of %d "
+                "established tokens from the cache and wrote %d",
+                model,
+                usage.cache_read_tokens,
+                before.established,
+                usage.cache_write_tokens,
+            )
         if len(self._seen) > self.max_conversations:
             # Forget the conversation idle the longest (dicts keep insertion order).
             del self._seen[next(iter(self._seen))]

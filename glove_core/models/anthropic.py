@@ -8,6 +8,7 @@ that reports a collapsed cache as a ``cache_collapse`` event.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import time
@@ -71,6 +72,10 @@ class AnthropicModel(AsyncResource):
         cache_ttl: the cache entry lifetime, ``"5m"`` or ``"1h"``.
         retry: how 429/529/5xx and dropped connections are retried.
         clock: seconds, monotonic; the cache-health check measures idle time with it.
+        defer_tools: declare tools that joined mid-conversation (``ModelRequest.deferred_tools``)
+            with ``defer_loading`` and load them with ``tool_reference`` blocks, so they cost no
+            cache. False sends them as ordinary tools (for a gateway that refuses either field;
+            each joining tool then rewrites the cached prefix).
 
     Raises:
         MissingAPIKeyError: no ``api_key``, no ``client`` and no ``ANTHROPIC_API_KEY``.
@@ -92,6 +97,7 @@ class AnthropicModel(AsyncResource):
         cache_ttl: CacheTTL = "5m",
         retry: RetryPolicy | None = None,
         clock: Callable[[], float] = time.monotonic,
+        defer_tools: bool = True,
     ) -> None:
         if cache_ttl not in _TTL_SECONDS:
             raise ValueError(f"cache_ttl must be '5m' or '1h', got {cache_ttl!r}")
@@ -103,6 +109,7 @@ class AnthropicModel(AsyncResource):
         self.cache = cache
         self.cache_ttl: CacheTTL = cache_ttl
         self.retry = retry if retry is not None else RetryPolicy()
+        self.defer_tools = defer_tools
         self._clock = clock
         self._health = CacheHealth(ttl_seconds=_TTL_SECONDS[cache_ttl])
         # Per conversation: where the previous call's last-saved breakpoint sat.
@@ -130,8 +137,14 @@ class AnthropicModel(AsyncResource):
 
     def build_params(self, request: ModelRequest) -> AnthropicParams:
         """The system, tools and messages this adapter would send for ``request``."""
+        request = self._as_sent(request)
         anchor = self._anchors.get(conversation_key(request))
         return build_params(request, self.cache_ttl if self.cache else None, anchor)
+
+    def _as_sent(self, request: ModelRequest) -> ModelRequest:
+        if self.defer_tools or not request.deferred_tools:
+            return request
+        return dataclasses.replace(request, deferred_tools=frozenset())
 
     async def prompt(
         self, request: ModelRequest, notify: Notify, signal: AbortSignal | None = None
@@ -154,6 +167,8 @@ class AnthropicModel(AsyncResource):
     async def _prompt(
         self, request: ModelRequest, notify: Notify, signal: AbortSignal | None
     ) -> ModelResponse:
+        # What the cache-health check compares is what was sent.
+        request = self._as_sent(request)
         params = self.build_params(request)
         kwargs: dict[str, Any] = {
             "model": self.model,
@@ -215,7 +230,7 @@ class AnthropicModel(AsyncResource):
     def __repr__(self) -> str:
         return (
             f"AnthropicModel(model={self.model!r}, stream={self.stream}, cache={self.cache}, "
-            f"cache_ttl={self.cache_ttl!r})"
+            f"cache_ttl={self.cache_ttl!r}, defer_tools={self.defer_tools})"
         )
 
 

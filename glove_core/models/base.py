@@ -65,6 +65,12 @@ class ModelRequest:
     Tool results in ``messages`` never carry ``render_data``: it is data for the application's
     UI, so it is taken out here, whoever builds the request, before any adapter sees it (the
     store and subscribers keep it).
+
+    ``deferred_tools`` names tools among ``tools`` that joined mid-conversation and are loaded
+    by ``tool_references`` of results in ``messages``: an adapter that can keeps them out of the
+    cached prefix (Anthropic's ``defer_loading``), so their arrival costs no cache.
+    ``tools_may_join`` says a tool source may add tools mid-conversation, so an adapter without
+    deferral can keep a stable stand-in in its tool list from the first call.
     """
 
     system: str
@@ -75,6 +81,8 @@ class ModelRequest:
     conversation_id: str | None = None
     max_tokens: int | None = None
     summarized: int = 0
+    deferred_tools: frozenset[str] = frozenset()
+    tools_may_join: bool = False
 
     def reply_limit(self, own: int) -> int:
         """The reply's token cap for an adapter whose own cap is ``own``: the smaller of that
@@ -83,6 +91,13 @@ class ModelRequest:
 
     def __post_init__(self) -> None:
         self.messages = without_render_data(self.messages)
+        if self.deferred_tools:
+            unknown = self.deferred_tools - {t.name for t in self.tools}
+            if unknown:
+                raise ValueError(
+                    f"deferred_tools must name tools of the request; not among its tools: "
+                    f"{', '.join(sorted(unknown))}"
+                )
         if self.max_tokens is not None and self.max_tokens < 1:
             raise ValueError(f"max_tokens must be at least 1 (or None), got {self.max_tokens}")
         if self.summarized < 0:

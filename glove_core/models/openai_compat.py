@@ -21,6 +21,12 @@ import httpx2
 from glove_core.abort import AbortSignal
 from glove_core.errors import MissingAPIKeyError, ModelConnectionError
 from glove_core.models._anthropic_convert import PLACEHOLDER_RESULT, result_text
+from glove_core.models._openai_proxy import (
+    loaded_text,
+    proxied_call,
+    tool_definitions,
+    unwrap_call,
+)
 from glove_core.models._retry import (
     RetryPolicy,
     TryAgain,
@@ -117,18 +123,13 @@ def to_chat_messages(request: ModelRequest) -> list[dict[str, Any]]:
             entry: dict[str, Any] = {"role": "assistant", "content": message.text or None}
             if message.tool_calls:
                 entry["tool_calls"] = [
-                    {
-                        "id": c.id,
-                        "type": "function",
-                        "function": {"name": c.name, "arguments": json.dumps(c.input)},
-                    }
-                    for c in message.tool_calls
+                    proxied_call(c, request.deferred_tools) for c in message.tool_calls
                 ]
                 open_ids = {c.id: c.name for c in message.tool_calls}
             if entry["content"] is not None or message.tool_calls:
                 out.append(entry)
             continue
-        media, orphans = _add_results(out, message.tool_results or [], open_ids, answered)
+        media, orphans = _add_results(out, message.tool_results or [], open_ids, answered, request)
         content = _user_content(message)
         if media or orphans or content is not None:
             close_open_calls()
@@ -147,6 +148,7 @@ def _add_results(
     results: list[ToolResult],
     open_ids: dict[str, str],
     answered: set[str],
+    request: ModelRequest,
 ) -> tuple[list[dict[str, Any]], list[str]]:
     media: list[dict[str, Any]] = []
     orphans: list[str] = []
@@ -159,6 +161,8 @@ def _add_results(
             orphans.append(f"[result of tool {result.name} ({result.call_id})] {text}")
             continue
         del open_ids[result.call_id]
+        if result.result.tool_references:
+            text += loaded_text(request, result.result)
         parts = [p for p in (_part(c) for c in result.result.content or []) if p is not None]
         if parts:
             # Tool messages carry text only on most servers; the media follows as user content.
@@ -268,18 +272,9 @@ class OpenAICompatModel(AsyncResource):
 
     async def _prompt(self, request: ModelRequest, notify: Notify) -> ModelResponse:
         body: dict[str, Any] = {"model": self.model, "messages": to_chat_messages(request)}
-        if request.tools:
-            body["tools"] = [
-                {
-                    "type": "function",
-                    "function": {
-                        "name": t.name,
-                        "description": t.description,
-                        "parameters": t.input_schema,
-                    },
-                }
-                for t in request.tools
-            ]
+        tools = tool_definitions(request)
+        if tools:
+            body["tools"] = tools
         if self.max_tokens is not None:
             body["max_tokens"] = request.reply_limit(self.max_tokens)
         elif request.max_tokens is not None:
@@ -330,10 +325,12 @@ class OpenAICompatModel(AsyncResource):
         choice = (data.get("choices") or [{}])[0]
         raw = choice.get("message") or {}
         calls = [
-            ToolCall(
-                id=c["id"],
-                name=c["function"]["name"],
-                input=_parse_arguments(c["function"].get("arguments") or ""),
+            unwrap_call(
+                ToolCall(
+                    id=c["id"],
+                    name=c["function"]["name"],
+                    input=_parse_arguments(c["function"].get("arguments") or ""),
+                )
             )
             for c in raw.get("tool_calls") or []
         ]
@@ -376,7 +373,9 @@ class OpenAICompatModel(AsyncResource):
             else:
                 raise httpx2.RemoteProtocolError("the stream ended before data: [DONE]")
         tool_calls = [
-            ToolCall(id=c["id"], name=c["name"], input=_parse_arguments(c["arguments"]))
+            unwrap_call(
+                ToolCall(id=c["id"], name=c["name"], input=_parse_arguments(c["arguments"]))
+            )
             for _, c in sorted(calls.items())
         ]
         for done in tool_calls:

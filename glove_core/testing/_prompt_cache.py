@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from glove_core.testing._deferred import deferred_definitions, expand_references
+
 __all__ = [
     "CacheResult",
     "FlatBlock",
@@ -64,8 +66,17 @@ def _flat(block: Any, role: str | None = None) -> FlatBlock:
 
 
 def flatten_anthropic(body: dict[str, Any]) -> list[FlatBlock]:
-    """The blocks of a Messages API request body, in cache order (tools → system → messages)."""
-    blocks = [_flat(tool, "tool") for tool in body.get("tools") or []]
+    """The blocks of a Messages API request body, in cache order (tools → system → messages).
+
+    Deferred tools (``defer_loading: true``) are not part of the prefix: each counts where a
+    ``tool_reference`` in a tool result loads it, as the API inlines it there.
+    """
+    definitions = deferred_definitions(body)
+    blocks = [
+        _flat(tool, "tool")
+        for tool in body.get("tools") or []
+        if not (isinstance(tool, dict) and tool.get("defer_loading") is True)
+    ]
     system = body.get("system")
     if isinstance(system, str):
         if system:
@@ -78,7 +89,7 @@ def flatten_anthropic(body: dict[str, Any]) -> list[FlatBlock]:
         if isinstance(content, str):
             blocks.append(_flat({"type": "text", "text": content}, role))
         else:
-            blocks.extend(_flat(b, role) for b in content or [])
+            blocks.extend(_flat(expand_references(b, definitions), role) for b in content or [])
     return blocks
 
 

@@ -12,7 +12,7 @@ from typing import Any
 __all__ = ["validate_messages_request"]
 
 _TOOL_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,128}$")
-_RESULT_PARTS = {"text", "image", "document", "search_result"}
+_RESULT_PARTS = {"text", "image", "document", "search_result", "tool_reference"}
 MAX_BREAKPOINTS = 4
 
 
@@ -134,7 +134,10 @@ def _check_result_content(where: str, content: Any) -> str | None:
         return f"{where}.content: Input should be a valid string or list"
     for k, part in enumerate(content):
         if not isinstance(part, dict) or part.get("type") not in _RESULT_PARTS:
-            return f"{where}.content.{k}: Input should be a text, image or document block"
+            return (
+                f"{where}.content.{k}: Input should be a text, image, document, search_result "
+                "or tool_reference block"
+            )
         if part["type"] == "text" and not str(part.get("text", "")).strip():
             return f"{where}.content.{k}: text content blocks must contain non-whitespace text"
     return None

@@ -2,6 +2,7 @@
 
 It speaks the wire format the ``anthropic`` SDK accepts (JSON and SSE), answers from a script,
 injects failures, rejects the malformed requests the real API rejects, imitates prompt caching
+(deferred tools outside the cached prefix, loaded by ``tool_reference`` blocks: ``_deferred``)
 and records every request::
 
     async with serve_fake_anthropic() as fake:
@@ -26,6 +27,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from glove_core.testing._deferred import (
+    DeferredToolScriptError,
+    check_deferred,
+    deferred_definitions,
+    loaded_tools,
+)
 from glove_core.testing._fake_base import DroppedConnection, FakeAPIBase, RecordedRequest
 from glove_core.testing._prompt_cache import (
     CacheResult,
@@ -112,6 +119,8 @@ class FakeAnthropicAPI(FakeAPIBase):
             )
         problem = validate_messages_request(body)
         if problem is None:
+            problem = check_deferred(body)
+        if problem is None:
             total = sum(b.tokens for b in flatten_anthropic(body))
             if total > self.context_window:
                 problem = f"prompt is too long: {total} tokens > {self.context_window} maximum"
@@ -143,8 +152,12 @@ class FakeAnthropicAPI(FakeAPIBase):
         self, body: dict[str, Any], reply: FakeReply, cache: CacheResult
     ) -> dict[str, Any]:
         content: list[dict[str, Any]] = []
+        deferred = deferred_definitions(body)
+        loaded = loaded_tools(body) if deferred else set()
         for block in reply.blocks:
             if isinstance(block, FakeToolUse):
+                if block.name in deferred and block.name not in loaded:
+                    raise DeferredToolScriptError(block.name)
                 content.append(
                     {
                         "type": "tool_use",

@@ -197,6 +197,8 @@ class _Discovery:
         connection = self.mount.connection(input.id)
         if connection is not None:
             self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
+        # No tool_references here: the subagent is never offered these tools; the main
+        # agent's find_capability result references them.
         return ToolResultData(data={"activated": input.id, "tools": names})
 
     async def deactivate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
@@ -302,7 +304,11 @@ class _Discovery:
         else:
             summary = "No new tools were activated."
         body = f"{text}\n\n{summary}" if text else summary
-        return ToolResultData(data=body, render_data={"activated": added, "tools": new_tools})
+        return ToolResultData(
+            data=body,
+            render_data={"activated": added, "tools": new_tools},
+            tool_references=new_tools or None,  # loads them, keeping the cached prefix intact
+        )
 
 
 def discovery_tool(mount: DiscoveryMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:

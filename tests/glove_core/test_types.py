@@ -60,6 +60,7 @@ result_data = st.builds(
     message=st.none() | st.text(),
     render_data=json_values,
     content=st.none() | st.lists(parts, max_size=2),
+    tool_references=st.none() | st.lists(st.text(), max_size=3),
 )
 results = st.builds(
     ToolResult, call_id=st.text(max_size=8), name=st.text(max_size=8), result=result_data

@@ -379,6 +379,7 @@ _result_data = st.builds(
     message=st.none() | st.text(),
     render_data=_json,
     content=st.none() | _parts,
+    tool_references=st.none() | st.lists(st.text(), max_size=3),
 )
 _messages = st.builds(
     Message,
