@@ -208,6 +208,26 @@ class CatalogueIndex(Generic[EntryT]):
                 or ``limit`` is not an int.
             ValueError: ``limit`` is below 1, or the plugged-in ranker returned bad positions.
         """
+        return [self._entries[i] for i in self.search_positions(query, tags, limit)]
+
+    def search_positions(
+        self, query: str, tags: Iterable[str] | None = None, limit: int = 10
+    ) -> list[int]:
+        """Like ``search``, but the entries' positions in the catalogue.
+
+        Args:
+            query: what is needed, in natural words; empty means "everything".
+            tags: only entries carrying every one of these tags (case-insensitive).
+            limit: at most this many entries (>= 1).
+
+        Returns:
+            Matching entries, best first.
+
+        Raises:
+            TypeError: ``query`` is not a string, ``tags`` is a string or holds non-strings,
+                or ``limit`` is not an int.
+            ValueError: ``limit`` is below 1, or the plugged-in ranker returned bad positions.
+        """
         if not isinstance(query, str):
             raise TypeError(
                 f"query must be a str, got {type(query).__name__}: pass '' to list everything"
@@ -221,13 +241,13 @@ class CatalogueIndex(Generic[EntryT]):
         words = _query_words(query)
         if not words and (self._ranker is None or not query.strip()):
             ids = range(len(self._entries)) if allowed is None else sorted(allowed)
-            return [self._entries[i] for i in ids[:limit]]
+            return list(ids[:limit])
         if allowed is not None and not allowed:
             return []
         depth = limit if self._ranker is None else max(limit, LEXICAL_DEPTH)
         lexical = index.rank(words, allowed, depth) if words else []
         if self._ranker is None:
-            return [self._entries[i] for i, _ in lexical]
+            return [i for i, _ in lexical]
         texts, key = self._catalogue_texts()
         request = RankingRequest(
             query=query,
@@ -238,7 +258,7 @@ class CatalogueIndex(Generic[EntryT]):
             allowed=None if allowed is None else frozenset(allowed),
             limit=limit,
         )
-        return [self._entries[i] for i in self._checked(self._ranker.rank(request), allowed, limit)]
+        return self._checked(self._ranker.rank(request), allowed, limit)
 
     def entry_text(self, entry_id: str) -> str:
         """What a plugged-in ranker is given for an entry (see ``RankingRequest.texts``).
@@ -373,10 +393,13 @@ def match_entries(
             ``entries`` that is not an ``McpCatalogueEntry``.
         ValueError: ``limit`` below 1, or duplicate ids in ``entries``.
     """
-    index = (
-        entries if isinstance(entries, CatalogueIndex) else cached_index(entries, CatalogueIndex)
-    )
-    return index.search(query, tags, limit)
+    if isinstance(entries, CatalogueIndex):
+        return entries.search(query, tags, limit)
+    items = list(entries)
+    # A cached index may have been built over equal entries of another list: answer with the
+    # caller's own objects, by position.
+    index: CatalogueIndex[EntryT] = cached_index(items, CatalogueIndex)
+    return [items[i] for i in index.search_positions(query, tags, limit)]
 
 
 def _query_words(query: str) -> list[QueryWord]:

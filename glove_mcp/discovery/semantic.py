@@ -7,11 +7,12 @@ Nothing is downloaded at run time: the model loads from site-packages with the H
 hub switched offline. Importing this module needs none of it; ``SemanticRanker`` loads the
 model on its first query (a few seconds, once per process with ``shared_model``).
 
-Each query is embedded and compared (cosine) with every entry's text; the embedding order and
-the lexical order are fused by reciprocal rank fusion (``fuse_rankings``), so a product name
-the model has never seen still counts, and a need phrased without the catalogue's words
-still finds its server. Entry embeddings are cached by text (a sha256 of it): an unchanged
-catalogue is embedded once, a changed entry alone is embedded again.
+Each query is embedded and compared (cosine) with every entry's text; the similarity and the
+lexical score are fused (a weighted sum of both, each scaled to its best; or reciprocal rank
+fusion, ``fusion="rrf"``), so a product name the model has never seen still counts, and a
+need phrased without the catalogue's words still finds its server. Entry embeddings are
+cached by text (a sha256 of it): an unchanged catalogue is embedded once, a changed entry
+alone is embedded again.
 
 Use it with ``CatalogueIndex(entries, ranker=SemanticRanker())`` or
 ``mount_mcp(..., discovery_ranker=SemanticRanker())``.
@@ -135,11 +136,15 @@ class SemanticRanker:
         lexical_weight: the weight of the lexical ranking in the fusion.
         semantic_weight: the weight of the embedding ranking in the fusion.
         depth: how many entries of the embedding ranking take part in the fusion.
+        fusion: ``"scores"`` (the default): the weighted sum of the lexical score (over the
+            best one) and the similarity (a z-score over the catalogue, over the best one);
+            ``"rrf"``: reciprocal rank fusion of the two orders (``fuse_rankings``).
         cache_size: how many entry embeddings are kept (by the sha256 of their text).
 
     Raises:
         TypeError: ``model`` is not an ``EmbeddingModel`` (has no ``embed`` method).
-        ValueError: a weight is negative, or ``depth`` or ``cache_size`` is below 1.
+        ValueError: a weight is negative, ``depth`` or ``cache_size`` is below 1, or
+            ``fusion`` is neither ``"scores"`` nor ``"rrf"``.
     """
 
     def __init__(
@@ -149,6 +154,7 @@ class SemanticRanker:
         lexical_weight: float = 1.0,
         semantic_weight: float = 1.0,
         depth: int = 100,
+        fusion: str = "scores",
         cache_size: int = 100_000,
     ) -> None:
         if model is not None and not isinstance(model, EmbeddingModel):
@@ -164,6 +170,9 @@ class SemanticRanker:
         for name, count in (("depth", depth), ("cache_size", cache_size)):
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {count!r}")
+        if fusion not in ("scores", "rrf"):
+            raise ValueError(f"fusion must be 'scores' or 'rrf', got {fusion!r}")
+        self._fusion = fusion
         self._model = model
         self._weights = (float(lexical_weight), float(semantic_weight))
         self._depth = depth
@@ -186,19 +195,28 @@ class SemanticRanker:
         import numpy as np
 
         matrix = self._catalogue(request)
-        query = self.model.embed([request.query])[0]
-        similarity = matrix @ query
-        if request.allowed is not None:
-            mask = np.full(len(similarity), -np.inf, dtype=similarity.dtype)
-            allowed = np.fromiter(request.allowed, dtype=np.int64)
-            mask[allowed] = similarity[allowed]
-            similarity = mask
-        depth = min(self._depth, len(similarity))
-        top = np.argpartition(-similarity, depth - 1)[:depth]
-        semantic = [int(i) for i in top[np.argsort(-similarity[top], kind="stable")]]
-        semantic = [i for i in semantic if np.isfinite(similarity[i])]
-        lexical = [position for position, _ in request.lexical]
-        return fuse_rankings(lexical, semantic, weights=self._weights)
+        if not len(matrix):
+            return [position for position, _ in request.lexical]
+        similarity = matrix @ self.model.embed([request.query])[0]
+        if self._fusion == "rrf":
+            order = np.argsort(-similarity, kind="stable")[: self._depth]
+            semantic = [int(i) for i in order]
+            lexical = [position for position, _ in request.lexical]
+            return fuse_rankings(lexical, semantic, weights=self._weights)
+        # Score fusion: the lexical score over the best lexical score, plus the similarity as
+        # a z-score over the catalogue scaled to the best one: both are 1 at the top, so the
+        # weights say how much each ranker counts.
+        spread = float(similarity.std()) or 1.0
+        z = (similarity - similarity.mean()) / spread
+        z = z / max(float(z.max()), 1e-9)
+        total = self._weights[1] * z
+        if request.lexical:
+            best = max(score for _, score in request.lexical) or 1.0
+            positions = np.fromiter((p for p, _ in request.lexical), dtype=np.int64)
+            scores = np.fromiter((v for _, v in request.lexical), dtype=np.float64)
+            total[positions] += self._weights[0] * scores / best
+        order = np.argsort(-total, kind="stable")[: max(request.limit, self._depth)]
+        return [int(i) for i in order]
 
     def _catalogue(self, request: RankingRequest) -> npt.NDArray[np.float32]:
         import numpy as np
