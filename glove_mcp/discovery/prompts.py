@@ -8,8 +8,11 @@ from glove_mcp.discovery.index import CatalogueItem
 
 __all__ = ["CANDIDATES", "DEFAULT_CATALOGUE_BUDGET", "compact_catalogue", "fits", "policy_prompt"]
 
-DEFAULT_CATALOGUE_BUDGET = 3000
-"""Tokens of catalogue the subagent's prompt may carry (about four characters a token)."""
+DEFAULT_CATALOGUE_BUDGET = 12_000
+"""Tokens of catalogue the subagent's prompt may carry (about four characters a token): room
+for a catalogue of about 300 real servers (the 282 of ``bench/data/realistic`` take about
+9,100 tokens, 10,400 with the tool names of 41 of them), so the model chooses among all of
+them; past it, the prompt lists the best candidates for the need instead."""
 
 _COMMON = (
     "You help a main agent find the tool servers (MCP servers) it needs. The main agent told "
