@@ -40,6 +40,7 @@ __all__ = [
     "RefreshingTokenSource",
     "SqliteMcpAdapter",
     "TokenMap",
+    "learned_tools",
 ]
 
 

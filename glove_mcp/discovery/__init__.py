@@ -24,6 +24,7 @@ from glove_mcp.discovery.prompts import policy_prompt as policy_prompt
 from glove_mcp.discovery.ranker import CatalogueRanker as CatalogueRanker
 from glove_mcp.discovery.ranker import RankingRequest as RankingRequest
 from glove_mcp.discovery.ranker import fuse_rankings as fuse_rankings
+from glove_mcp.discovery.semantic import SemanticRanker as SemanticRanker
 
 __all__ = [
     "DEFAULT_CATALOGUE_BUDGET",
@@ -35,6 +36,7 @@ __all__ = [
     "DiscoveryEntry",
     "DiscoveryMount",
     "RankingRequest",
+    "SemanticRanker",
     "ToolInfo",
     "compact_catalogue",
     "discovery_tool",

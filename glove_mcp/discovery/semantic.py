@@ -213,9 +213,17 @@ class SemanticRanker:
         if not len(matrix):
             return [position for position, _ in request.lexical]
         similarity = matrix @ self.model.embed([request.query])[0]
+        # Under a tag filter only the allowed entries compete (the lexical ranking already
+        # holds only those).
+        allowed = None
+        if request.allowed is not None:
+            allowed = np.zeros(len(similarity), dtype=bool)
+            allowed[np.fromiter(request.allowed, dtype=np.int64)] = True
         if self._fusion == "rrf":
-            order = np.argsort(-similarity, kind="stable")[: self._depth]
-            semantic = [int(i) for i in order]
+            order = np.argsort(-similarity, kind="stable")
+            if allowed is not None:
+                order = order[allowed[order]]
+            semantic = [int(i) for i in order[: self._depth]]
             lexical = [position for position, _ in request.lexical]
             return fuse_rankings(lexical, semantic, weights=self._weights)
         # Score fusion: the lexical score over the best lexical score, plus the similarity as
@@ -230,8 +238,10 @@ class SemanticRanker:
             positions = np.fromiter((p for p, _ in request.lexical), dtype=np.int64)
             scores = np.fromiter((v for _, v in request.lexical), dtype=np.float64)
             total[positions] += self._weights[0] * scores / best
-        order = np.argsort(-total, kind="stable")[: max(request.limit, self._depth)]
-        return [int(i) for i in order]
+        order = np.argsort(-total, kind="stable")
+        if allowed is not None:
+            order = order[allowed[order]]
+        return [int(i) for i in order[: max(request.limit, self._depth)]]
 
     def _catalogue(self, request: RankingRequest) -> npt.NDArray[np.float32]:
         import numpy as np

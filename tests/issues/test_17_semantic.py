@@ -78,6 +78,15 @@ def test_the_semantic_ranker_finds_a_need_phrased_without_catalogue_words() -> N
     rrf = CatalogueIndex(CATALOGUE, ranker=SemanticRanker(shared_model(), fusion="rrf"))
     assert rrf.search("profit-and-loss", limit=1)[0].id == "ledger"
     assert [e.id for e in index.search("forecasts", tags=["none"])] == []
+    # Under a tag filter only the allowed entries compete, however far down they rank.
+    many = [entry(f"city-{i}", f"Forecasts for city {i}.") for i in range(150)]
+    tagged = McpCatalogueEntry(
+        id="books", name="Books", description="Ledgers.", url="u", tags=["t"]
+    )
+    for fusion in ("scores", "rrf"):
+        ranker = SemanticRanker(shared_model(), fusion=fusion, depth=10)
+        found = CatalogueIndex([*many, tagged], ranker=ranker).search("forecast", tags=["t"])
+        assert [e.id for e in found] == ["books"], fusion
 
 
 @needs_model
