@@ -138,7 +138,7 @@ class CatalogueIndex(Generic[EntryT]):
         for entry_id, tools in (tool_names or {}).items():
             self._learn(entry_id, tools)
         self._index: RankingIndex | None = None
-        self._texts: tuple[list[str], str] | None = None
+        self._texts: tuple[tuple[str, ...], str] | None = None
 
     @property
     def entries(self) -> tuple[EntryT, ...]:
@@ -221,7 +221,7 @@ class CatalogueIndex(Generic[EntryT]):
             limit: at most this many entries (>= 1).
 
         Returns:
-            Matching entries, best first.
+            Positions of the matching entries (indexes into ``entries``), best first.
 
         Raises:
             TypeError: ``query`` is not a string, ``tags`` is a string or holds non-strings,
@@ -268,12 +268,12 @@ class CatalogueIndex(Generic[EntryT]):
         """
         return self._catalogue_texts()[0][self._locate(entry_id)]
 
-    def _catalogue_texts(self) -> tuple[list[str], str]:
+    def _catalogue_texts(self) -> tuple[tuple[str, ...], str]:
         if self._texts is None:
-            texts = [
+            texts = tuple(
                 entry_text(e, k, self._tools[i])
                 for i, (e, k) in enumerate(zip(self._entries, self._keywords, strict=True))
-            ]
+            )
             self._texts = (texts, digest([*self._position, *texts]))
         return self._texts
 
