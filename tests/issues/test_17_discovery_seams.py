@@ -388,3 +388,27 @@ def test_the_compact_catalogue_tells_near_duplicates_apart() -> None:
     assert "- slack — Slack: Slack integration. [chat] {workspace} (tools: tool_0," in prompt
     assert "tool_11, +3 more)" in prompt
     assert "- slack-2 — Slack-2: Slack integration. (active)" in prompt
+
+
+async def test_the_discovery_ranker_of_mount_mcp_ranks_for_the_subagent(
+    weak_catalogue: list[McpCatalogueEntry],
+) -> None:
+    ranker = Reversed()
+    model = ScriptedModel(
+        [
+            [ToolCall(id="m1", name=FIND_CAPABILITY, input={"need": "notes"})],
+            [ToolCall(id="s1", name="list_capabilities", input={"query": "notes"})],
+            "pages",
+            "ok",
+        ]
+    )
+    glove = Glove(model=model, system_prompt="main", server_mode=True)
+    async with await mount_mcp(
+        glove, MemoryMcpAdapter("c"), weak_catalogue, discovery_ranker=ranker
+    ):
+        glove.build()
+        await glove.process_request("notes please")
+    assert [r.query for r in ranker.seen] == ["notes", "notes"]  # the prompt, then the tool
+    listed = [r for r in model.requests if r.system != "main"][1].messages[-1].tool_results
+    assert listed is not None
+    assert [row["id"] for row in listed[0].result.data] == ["pages", "acme"]  # reversed
