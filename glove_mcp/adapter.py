@@ -5,6 +5,12 @@ ready: ``MemoryMcpAdapter`` (a set in memory) and ``SqliteMcpAdapter`` (the acti
 own table of a SQLite file, typically the same file as the conversation's ``SqliteStore``, so a
 restarted agent reloads the servers its conversation had activated).
 
+Learned tools are optional too: an adapter that is also a ``LearnedToolsStore`` keeps the
+tools each server listed (name and description, per server id, shared by every conversation
+of the store), so discovery can match a server by what its tools do in later conversations.
+Both adapters here are; a mount saves a server's tools when it connects, and discovery reads
+them back.
+
 Credentials are optional: an adapter may define ``get_access_token(id)`` (a bearer token) and/or
 ``get_auth_headers(id)`` (any headers; they win when both exist). ``adapter_auth`` calls them
 before every HTTP request.
@@ -14,7 +20,8 @@ from __future__ import annotations
 
 import inspect
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
@@ -24,11 +31,16 @@ from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_mcp.errors import McpStateError
 
 __all__ = [
+    "MAX_LEARNED_DESCRIPTION",
+    "MAX_LEARNED_TOOLS",
+    "LearnedTool",
+    "LearnedToolsStore",
     "McpAdapter",
     "MemoryMcpAdapter",
     "RefreshingTokenSource",
     "SqliteMcpAdapter",
     "TokenMap",
+    "learned_tools",
 ]
 
 
@@ -73,6 +85,71 @@ class McpAdapter(Protocol):
         ...
 
 
+MAX_LEARNED_TOOLS = 500
+"""The most tools kept per server (a listing's first ones)."""
+
+MAX_LEARNED_DESCRIPTION = 500
+"""Characters of a tool's description kept for discovery."""
+
+
+@dataclass(frozen=True)
+class LearnedTool:
+    """A tool a server listed, as discovery keeps it.
+
+    Attributes:
+        name: the server's own (un-namespaced) tool name.
+        description: what it does, cut to ``MAX_LEARNED_DESCRIPTION`` characters.
+    """
+
+    name: str
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a learned tool needs a non-empty str name, got {self.name!r}")
+        if not isinstance(self.description, str):
+            raise TypeError(
+                f"tool {self.name!r}: description must be a str, got "
+                f"{type(self.description).__name__}"
+            )
+
+
+def learned_tools(tools: Iterable[LearnedTool]) -> list[LearnedTool]:
+    """``tools`` checked, de-duplicated by name (the first wins), descriptions cut, at most
+    ``MAX_LEARNED_TOOLS``.
+
+    Raises:
+        TypeError: an item is not a ``LearnedTool``.
+    """
+    out: dict[str, LearnedTool] = {}
+    for tool in tools:
+        if not isinstance(tool, LearnedTool):
+            raise TypeError(f"learned tools must be LearnedTool objects, got {type(tool).__name__}")
+        if tool.name not in out and len(out) < MAX_LEARNED_TOOLS:
+            description = tool.description[:MAX_LEARNED_DESCRIPTION]
+            out[tool.name] = LearnedTool(tool.name, description)
+    return list(out.values())
+
+
+@runtime_checkable
+class LearnedToolsStore(Protocol):
+    """Optional capability of an ``McpAdapter``: keeps the tools each server listed.
+
+    Per server id, not per conversation: every conversation of the same store shares them.
+    A mount calls ``save_learned_tools`` each time a server's tools are listed (connect,
+    reload, ``tools/list_changed``) and discovery calls ``get_learned_tools`` when it ranks.
+    Both may be called concurrently from one event loop.
+    """
+
+    async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
+        """Replace what is kept for ``server_id`` by ``tools`` (in listing order)."""
+        ...
+
+    async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:
+        """Every server's kept tools: server id -> tools in listing order (empty if none)."""
+        ...
+
+
 async def _lookup(tokens: TokenMap | None, id: str, fresh: bool) -> str | None:
     if tokens is None:
         return None
@@ -102,6 +179,7 @@ class MemoryMcpAdapter:
         self._identifier = identifier
         self._active: dict[str, None] = dict.fromkeys(active)
         self._tokens = tokens
+        self._learned: dict[str, list[LearnedTool]] = {}
 
     @property
     def identifier(self) -> str:
@@ -125,6 +203,18 @@ class MemoryMcpAdapter:
         a 401) asks a token source for a refreshed one."""
         return await _lookup(self._tokens, id, fresh)
 
+    async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
+        """Keep ``tools`` as what server ``server_id`` offers (``LearnedToolsStore``).
+
+        Raises:
+            TypeError: an item is not a ``LearnedTool``.
+        """
+        self._learned[server_id] = learned_tools(tools)
+
+    async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:
+        """Every server's kept tools (``LearnedToolsStore``)."""
+        return {id: list(tools) for id, tools in self._learned.items()}
+
     def __repr__(self) -> str:
         return f"MemoryMcpAdapter({self._identifier!r}, active={list(self._active)!r})"
 
@@ -141,6 +231,17 @@ _ACTIVE_SCHEMA = SqliteSchema(
     PRIMARY KEY (conversation_id, server_id)
 )""",
         ),
+        (
+            # Learned tools: per server id, shared by every conversation of the file.
+            """CREATE TABLE glove_mcp_learned_tools (
+    server_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    learned_at TEXT NOT NULL,
+    PRIMARY KEY (server_id, name)
+)""",
+        ),
     ),
     # Adapters before the shared SQLite layer created the table without recording a version.
     unversioned_tables=("glove_mcp_active",),
@@ -150,11 +251,12 @@ _ACTIVE_SCHEMA = SqliteSchema(
 class SqliteMcpAdapter(AsyncResource):
     """An ``McpAdapter`` keeping active ids per conversation in a SQLite file.
 
-    The ids live in table ``glove_mcp_active`` (component ``glove_mcp.active_servers`` of
-    glove_core's SQLite layer), so the file can be the one a ``SqliteStore`` uses for the
-    conversation. The layer gives it WAL mode, the shared busy timeout, versioned migrations
-    and one connection, opened by the first call and used from worker threads only. Close with
-    ``aclose()`` (or ``async with``).
+    The ids live in table ``glove_mcp_active`` and the learned tools (per server, shared by
+    the file's conversations) in ``glove_mcp_learned_tools`` (component
+    ``glove_mcp.active_servers`` of glove_core's SQLite layer, version 2), so the file can be
+    the one a ``SqliteStore`` uses for the conversation. The layer gives it WAL mode, the
+    shared busy timeout, versioned migrations and one connection, opened by the first call
+    and used from worker threads only. Close with ``aclose()`` (or ``async with``).
 
     Args:
         path: the SQLite file (created when missing).
@@ -250,6 +352,41 @@ class SqliteMcpAdapter(AsyncResource):
         """The bearer token for server ``id`` from ``tokens``, or None; ``fresh=True`` (after
         a 401) asks a token source for a refreshed one."""
         return await _lookup(self._tokens, id, fresh)
+
+    async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
+        """Keep ``tools`` as what server ``server_id`` offers, for every conversation of the
+        file (table ``glove_mcp_learned_tools``; ``LearnedToolsStore``).
+
+        Raises:
+            TypeError: an item is not a ``LearnedTool``.
+        """
+        kept = learned_tools(tools)
+        now = datetime.now(UTC).isoformat()
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.execute("DELETE FROM glove_mcp_learned_tools WHERE server_id = ?", (server_id,))
+            conn.executemany(
+                "INSERT INTO glove_mcp_learned_tools "
+                "(server_id, position, name, description, learned_at) VALUES (?, ?, ?, ?, ?)",
+                [(server_id, i, t.name, t.description, now) for i, t in enumerate(kept)],
+            )
+
+        await self._db.write(write)
+
+    async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:
+        """Every server's kept tools, as saved by any conversation of the file."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, list[LearnedTool]]:
+            rows = conn.execute(
+                "SELECT server_id, name, description FROM glove_mcp_learned_tools "
+                "ORDER BY server_id, position"
+            ).fetchall()
+            out: dict[str, list[LearnedTool]] = {}
+            for server_id, name, description in rows:
+                out.setdefault(server_id, []).append(LearnedTool(name, description))
+            return out
+
+        return await self._db.read(read)
 
     async def aclose(self) -> None:
         """Close the database connection (idempotent); later calls raise ``McpStateError``."""

@@ -18,6 +18,8 @@ from glove_mcp.discovery.index import match_entries as match_entries
 
 __all__ = [
     "MAX_ID_LENGTH",
+    "MAX_KEYWORDS",
+    "MAX_KEYWORD_LENGTH",
     "CatalogueIndex",
     "CatalogueItem",
     "McpCatalogueEntry",
@@ -27,6 +29,12 @@ __all__ = [
 
 # fullmatch: "$" would accept a final newline.
 _ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+
+MAX_KEYWORDS = 64
+"""The most keywords one catalogue entry may carry."""
+
+MAX_KEYWORD_LENGTH = 100
+"""The longest keyword, in characters."""
 
 MAX_ID_LENGTH = 40
 """The longest catalogue id: bridged names (at most 64 characters) keep ``<id>__`` whole and
@@ -64,7 +72,11 @@ class McpCatalogueEntry(BaseModel):
         name: a human name, e.g. "Notion".
         description: what the server can do; discovery ranks on it.
         url: the Streamable HTTP endpoint (leave it empty for a stdio server).
-        tags: keywords for discovery and tag filters.
+        tags: categories, for discovery and tag filters.
+        keywords: words and short phrases people use for what this server does, written by
+            the catalogue's author ("bug", "ticket", "sprint" for an issue tracker); discovery
+            ranks on them with their own weight, as on tags. Non-empty strings, at most
+            ``MAX_KEYWORDS`` of them, each at most ``MAX_KEYWORD_LENGTH`` characters.
         exclude_tools: server tool names (un-namespaced) never offered to the model.
         metadata: free-form data for the application.
         command: for a local stdio server instead of ``url``: the command that starts it,
@@ -89,6 +101,7 @@ class McpCatalogueEntry(BaseModel):
     description: str
     url: str = ""
     tags: list[str] = Field(default_factory=list)
+    keywords: list[str] = Field(default_factory=list)
     exclude_tools: list[str] = Field(default_factory=list)
     metadata: dict[str, Any] = Field(default_factory=dict)
     command: list[str] = Field(default_factory=list)
@@ -110,6 +123,24 @@ class McpCatalogueEntry(BaseModel):
     @classmethod
     def _check_call_timeout(cls, value: object) -> object:
         check_call_timeout(value, none_means="left out to use the mount's")
+        return value
+
+    @field_validator("keywords")
+    @classmethod
+    def _check_keywords(cls, value: list[str]) -> list[str]:
+        if len(value) > MAX_KEYWORDS:
+            raise ValueError(
+                f"keywords holds {len(value)} items; at most {MAX_KEYWORDS} are allowed "
+                "(keep the words people really use for this server)"
+            )
+        for i, keyword in enumerate(value):
+            if not keyword.strip():
+                raise ValueError(f"keyword {i} is empty; every keyword needs a word in it")
+            if len(keyword) > MAX_KEYWORD_LENGTH:
+                raise ValueError(
+                    f"keyword {i} ({keyword[:40]!r}...) has {len(keyword)} characters; at most "
+                    f"{MAX_KEYWORD_LENGTH} are allowed (a keyword is a word or a short phrase)"
+                )
         return value
 
     @field_validator("id")

@@ -1,16 +1,11 @@
 """mount_mcp: the servers of a conversation become tools of a Glove.
 
-A mount is a tool source of its Glove (``Glove.add_tool_source``): the loop asks it for the
-bridged tools before every model call. ``mount_mcp`` reloads every server the adapter reports
-active, in parallel. It fails open: a server that cannot be reached is logged and reported to
-the Glove's subscribers (``McpServerFailed``), and the others still mount.
-``McpMount.activate`` and ``deactivate`` add or remove one server while the agent runs, all or
-nothing: a failed activation offers no tool and leaves no connection open, and ``deactivate``
-really unloads (the server's tools are switched off and its connection closed).
-
-``mount_mcp`` also folds the discovery tool (``find_capability``, ``glove_mcp.discovery``), which
-activates servers through ``McpMount.activate``. Tools that join mid-conversation are kept out
-of the cached prompt prefix (``JoiningToolSource``): they cost the cache nothing.
+A mount is a tool source of its Glove: the loop asks it for the bridged tools before every
+model call. ``mount_mcp`` reloads the adapter's active servers in parallel and fails open (a
+server that cannot be reached is logged and reported as ``McpServerFailed``). ``activate`` and
+``deactivate`` change one server while the agent runs, all or nothing. Tools that join
+mid-conversation stay out of the cached prompt prefix (``JoiningToolSource``); each server's
+listed tools are kept with the adapter when it can (``_learning``), for discovery.
 """
 
 from __future__ import annotations
@@ -24,6 +19,7 @@ from mcp_types import LoggingLevel
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_mcp._learning import remember_tools
 from glove_mcp._listing import DEFAULT_LISTING_LIMITS, ListingLimits
 from glove_mcp._mount_options import (
     DEFAULT_CALL_TIMEOUT,
@@ -48,7 +44,7 @@ from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
-from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, discovery_tool
+from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, CatalogueRanker, discovery_tool
 from glove_mcp.errors import (
     GloveMcpError,
     McpActivationError,
@@ -146,8 +142,8 @@ class McpMount(ServerMethods, AsyncResource):
         return list(self._loaded)
 
     def get_tools(self) -> list[Tool]:
-        """The bridged tools this mount offers its Glove (``ToolSource``): those of the loaded
-        servers and, switched off, those of servers deactivated earlier."""
+        """The bridged tools offered (``ToolSource``): the loaded servers' and, switched off,
+        those of servers deactivated earlier."""
         return list(self._tools.values())
 
     def joined_tools(self) -> set[str]:
@@ -166,9 +162,8 @@ class McpMount(ServerMethods, AsyncResource):
 
     def _instructions(self, signal: object = None) -> str | None:
         # History context: saved only when it changes, so it never rewrites the cached prefix.
-        loaded = self._loaded.items()
-        notes = {id: x.note for id, x in loaded if x.note is not None}
-        return instructions_text({id: x.connection for id, x in loaded}, notes)
+        notes = {id: x.note for id, x in self._loaded.items() if x.note is not None}
+        return instructions_text({id: x.connection for id, x in self._loaded.items()}, notes)
 
     def _check_open(self) -> None:
         if self._state is MountState.CLOSED:
@@ -204,6 +199,7 @@ class McpMount(ServerMethods, AsyncResource):
                 if name in taken:
                     raise ToolNameConflictError(name)
             replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
+            await remember_tools(self.adapter, entry.id, bridged)
             for tool, _ in bridged:
                 self._tools[tool.name] = tool
             return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced, note)
@@ -254,6 +250,7 @@ class McpMount(ServerMethods, AsyncResource):
             change = relisted(id, self._tools, loaded, bridged, taken)
             self._joined.update(change.added)
             loaded.note = note
+            await remember_tools(self.adapter, id, bridged)
         if change.added or change.removed or change.changed:
             await self._emit(
                 McpListChanged(id, "tools", change.added, change.removed, change.changed)
@@ -420,6 +417,7 @@ async def mount_mcp(
     tasks: TaskPolicy = "never",
     pool: McpClientPool | None = None,
     discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
+    discovery_ranker: CatalogueRanker | None = None,
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS,
     max_result_chars: int = MountOptions.max_result_chars,
@@ -464,8 +462,9 @@ async def mount_mcp(
         pool: the HTTP transport to share with other mounts and connections (never closed
             here); by default the mount makes its own and closes it in ``aclose()``.
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
-            its prompt while it fits this many tokens (about four characters each); a larger
-            catalogue is searched with ``list_capabilities`` instead.
+            its prompt while it fits this many tokens (about four characters each), else the
+            best candidates and ``list_capabilities``. ``discovery_ranker``: a
+            ``CatalogueRanker`` for its ranking (e.g. ``SemanticRanker``; default lexical).
         call_timeout: seconds one request to a server (a tool call, a listing) may take
             (default 300; None: no limit); a call that takes longer gives the model an error
             naming the server and the timeout. ``McpCatalogueEntry.call_timeout`` overrides it.
@@ -493,7 +492,7 @@ async def mount_mcp(
     mount = McpMount(glove, adapter, entries, options)
     await mount.reload()
     try:
-        glove.fold(discovery_tool(mount, discovery_budget_tokens))
+        glove.fold(discovery_tool(mount, discovery_budget_tokens, discovery_ranker))
     except BaseException:
         await mount.aclose()
         raise

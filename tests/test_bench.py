@@ -102,3 +102,38 @@ async def test_cache_hits_activation_runs_and_prints_its_summary() -> None:
     assert process.returncode in (0, 1), err.decode()  # 1: the figure missed its target
     assert any(line.startswith("tools joining mid-conversation") for line in lines)
     assert lines[-1].startswith("summary: over 30 calls through AnthropicModel")
+
+
+async def _discovery_bench(*args: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "discovery.py"),
+        *args,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_discovery_runs_a_sealed_set_and_prints_only_aggregates(tmp_path: Path) -> None:
+    queries = tmp_path / "sealed.jsonl"
+    queries.write_text(
+        '{"query": "secret need number one in my inbox", "accept": ["gmail"], "kind": "task"}\n'
+        '{"query": "secret need two: jira ticket", "accept": ["jira"], "kind": "vendor"}\n',
+        encoding="utf-8",
+    )
+    catalogue = BENCH / "data" / "catalogue.json"
+    code, out, err = await _discovery_bench(
+        *("--catalogue", str(catalogue), "--queries", str(queries)),
+        *("--no-semantic", "--size", "200"),
+    )
+    assert code in (0, 1), err  # 1: the targets were missed (a benchmark asserts nothing)
+    lines = out.splitlines()
+    assert any(line.split()[:3] == ["default", "task", "1"] for line in lines)
+    assert any(line.split()[:3] == ["default", "vendor", "1"] for line in lines)
+    assert "secret need" not in out
+    assert lines[-1].startswith("SUMMARY ")
+    code, _, err = await _discovery_bench("--queries", str(queries), "--misses")
+    assert code == 2 and "--misses lists queries" in err

@@ -2,9 +2,11 @@
 
 - ``capability``: the ``find_capability`` subagent and its tools; ``prompts``: its prompts.
 - ``index``: ranking a catalogue (``CatalogueIndex``, ``match_entries``), built on the private
-  ``_ranking`` (BM25F), ``_text`` (tokens and stems), ``_synonyms`` (query rewriting and
-  expansion), ``_spelling`` (one-edit corrections) and ``_lexicon`` (the word lists of
-  ``data/lexicon.toml``).
+  ``_ranking`` (BM25F), ``_text`` (words and Snowball stems), ``_typos`` (typing errors, with
+  rapidfuzz), ``_entry_text`` (keywords, tools) and ``_index_cache`` (the index cache of
+  ``match_entries`` over a list).
+- ``ranker``: the ranking seam (``CatalogueRanker``, ``RankingRequest``, ``fuse_rankings``);
+  ``semantic``: an embedding ranker on it (the ``glove[semantic]`` extra; imported on use).
 """
 
 from glove_mcp.discovery.capability import FIND_CAPABILITY as FIND_CAPABILITY
@@ -14,10 +16,15 @@ from glove_mcp.discovery.capability import DiscoveryMount as DiscoveryMount
 from glove_mcp.discovery.capability import discovery_tool as discovery_tool
 from glove_mcp.discovery.index import CatalogueIndex as CatalogueIndex
 from glove_mcp.discovery.index import CatalogueItem as CatalogueItem
+from glove_mcp.discovery.index import ToolInfo as ToolInfo
 from glove_mcp.discovery.index import match_entries as match_entries
 from glove_mcp.discovery.prompts import DEFAULT_CATALOGUE_BUDGET as DEFAULT_CATALOGUE_BUDGET
 from glove_mcp.discovery.prompts import compact_catalogue as compact_catalogue
 from glove_mcp.discovery.prompts import policy_prompt as policy_prompt
+from glove_mcp.discovery.ranker import CatalogueRanker as CatalogueRanker
+from glove_mcp.discovery.ranker import RankingRequest as RankingRequest
+from glove_mcp.discovery.ranker import fuse_rankings as fuse_rankings
+from glove_mcp.discovery.semantic import SemanticRanker as SemanticRanker
 
 __all__ = [
     "DEFAULT_CATALOGUE_BUDGET",
@@ -25,10 +32,15 @@ __all__ = [
     "MCP_PICKER",
     "CatalogueIndex",
     "CatalogueItem",
+    "CatalogueRanker",
     "DiscoveryEntry",
     "DiscoveryMount",
+    "RankingRequest",
+    "SemanticRanker",
+    "ToolInfo",
     "compact_catalogue",
     "discovery_tool",
+    "fuse_rankings",
     "match_entries",
     "policy_prompt",
 ]

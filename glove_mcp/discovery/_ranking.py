@@ -3,7 +3,7 @@
 Knows nothing about catalogue entries: a document is a tuple of token lists, one per field
 (``FIELDS``). Everything that depends only on the documents (idf, length normalisation, the
 per-term weights) is computed once in the constructor, so a query costs one pass over the
-posting lists of its words and their expansions into a dense score array, and a top-k pick.
+posting lists of its words into a dense score array, and a top-k pick.
 
 Scoring, per document::
 
@@ -11,13 +11,10 @@ Scoring, per document::
                                 over (term, factor) in expand(w)
   + phrase bonus for each pair of adjacent query words that is adjacent in one of its fields
 
-``weight`` is BM25 with a field-weighted term frequency (BM25F). ``expand`` gives the word itself
-(factor 1), its synonyms and hints (smaller factors) and, for a word neither the catalogue nor
-the lexicon knows, the catalogue words it is a prefix of. Factors shrink further for common
-words (their own occurrences only), words of several senses, and words of the query's topic
-(``scales``). Scoring the best expansion in full and the
-others at a fraction (``rest``) means a document that names a concept several ways ranks above
-one that names it once, without letting a word with many synonyms drown out the other words.
+``weight`` is BM25 with a field-weighted term frequency (BM25F). ``expand`` gives the word
+itself (factor 1) when the catalogue has it; otherwise the catalogue words it is a prefix of
+("calend" of "calendar") and the catalogue words one or two typing errors away (``_typos``),
+at smaller factors. Nothing else: no synonyms, no word lists.
 """
 
 from __future__ import annotations
@@ -29,11 +26,13 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
-from glove_mcp.discovery._synonyms import expand_abbreviation, expansions, is_known, word_weight
+from glove_mcp.discovery._typos import TypoMatcher
 
-__all__ = ["FIELDS", "RankingIndex", "RankingParams", "query_tokens"]
+__all__ = ["FIELDS", "QueryWord", "RankingIndex", "RankingParams"]
 
-FIELDS: tuple[str, ...] = ("name", "tags", "description", "tools")
+FIELDS: tuple[str, ...] = ("name", "tags", "keywords", "description", "tools", "tool_text")
+"""The fields of a document: the entry's name and id, its tags, the keywords its author gave,
+its description, the names of its known tools, and those tools' descriptions."""
 
 # (document ids, weights), parallel lists in ascending id order.
 _Postings = tuple[list[int], list[float]]
@@ -41,53 +40,33 @@ _Postings = tuple[list[int], list[float]]
 
 @dataclass(frozen=True)
 class RankingParams:
-    """Weights of the ranking; the defaults are what the discovery benchmark was run with."""
+    """Weights of the ranking; general BM25F settings, not fitted to any query set."""
 
-    field_weights: tuple[float, ...] = (3.0, 2.0, 1.0, 1.5)
+    field_weights: tuple[float, ...] = (3.0, 2.0, 2.0, 1.0, 1.5, 0.5)
     """Weight of a term occurrence per field, in ``FIELDS`` order."""
-    field_b: tuple[float, ...] = (0.5, 0.5, 0.75, 0.75)
+    field_b: tuple[float, ...] = (0.5, 0.5, 0.5, 0.75, 0.75, 0.75)
     """BM25 length normalisation per field (0 = none, 1 = full)."""
     k1: float = 1.2
     """BM25 term-frequency saturation."""
-    synonym_factor: float = 0.6
-    """Fraction of a term's weight a synonym match earns."""
-    hint_factor: float = 0.4
-    """Fraction of a term's weight a hint (broader concept) match earns."""
     prefix_factor: float = 0.5
     """Fraction earned by a catalogue term that an unknown query word is a prefix of."""
     min_prefix: int = 4
     """Shortest query word that matches as a prefix."""
+    typo_factor: float = 0.7
+    """Fraction earned by a catalogue word one typing error from an unknown query word (half
+    of it for two errors)."""
     rest_factor: float = 0.25
     """Fraction earned by a query word's matches other than its best one in a document."""
     phrase_factor: float = 0.5
     """Phrase bonus as a fraction of the mean idf of the two adjacent words."""
-    mention_factor: float = 1.0
-    """Bonus, as a fraction of the word's idf, for an entry named where the query says to act."""
-    name_factor: float = 2.0
-    """Bonus, as a fraction of the word's idf, for an entry whose name holds a query word that
-    is a proper name (one no general vocabulary knows, e.g. "dropbox"), wherever it stands."""
-    weak_factor: float = 0.35
-    """Fraction of its weight a common, weakly telling word keeps (the lexicon's weak words)."""
-    content_factor: float = 0.5
-    """Fraction of its weight a word of the query's topic keeps (after "about", "that", ...)."""
-    polysemous_factor: float = 0.6
-    """Fraction of its weight a word of several senses keeps (the lexicon's polysemous words)."""
 
 
-def query_tokens(tokens: Sequence[str]) -> list[str]:
-    """Insert the long forms of abbreviations after them ("pr" -> "pr", "pull", "request").
+@dataclass(frozen=True)
+class QueryWord:
+    """One word of a query: its stem, and the word as typed (for typo matching)."""
 
-    Args:
-        tokens: stems from ``tokenize``.
-
-    Returns:
-        The tokens with expansions, in order, so phrase pairs still line up.
-    """
-    out: list[str] = []
-    for token in tokens:
-        out.append(token)
-        out.extend(expand_abbreviation(token))
-    return out
+    stem: str
+    raw: str
 
 
 class _Part:
@@ -146,9 +125,15 @@ class RankingIndex:
     Args:
         docs: per document, one token list per field in ``FIELDS`` order.
         params: ranking weights.
+        words: every word of the documents as written (lower case) -> its stem, for typos.
     """
 
-    def __init__(self, docs: Sequence[Sequence[Sequence[str]]], params: RankingParams) -> None:
+    def __init__(
+        self,
+        docs: Sequence[Sequence[Sequence[str]]],
+        params: RankingParams,
+        words: Mapping[str, str],
+    ) -> None:
         self._params = params
         self._size = len(docs)
         n_fields = len(FIELDS)
@@ -160,7 +145,6 @@ class RankingIndex:
 
         pseudo_tf: dict[str, dict[int, float]] = {}
         pairs: dict[tuple[str, str], set[int]] = {}
-        named: dict[str, set[int]] = {}
         for doc_id, doc in enumerate(docs):
             for f in range(n_fields):
                 tokens = doc[f]
@@ -173,8 +157,6 @@ class RankingIndex:
                     per_doc[doc_id] = per_doc.get(doc_id, 0.0) + share
                 for pair in itertools.pairwise(tokens):
                     pairs.setdefault(pair, set()).add(doc_id)
-            for token in doc[0]:  # the name field
-                named.setdefault(token, set()).add(doc_id)
 
         k1 = params.k1
         self._idf: dict[str, float] = {}
@@ -187,8 +169,8 @@ class RankingIndex:
                 [idf * tf * (k1 + 1.0) / (tf + k1) for tf in per_doc.values()],
             )
         self._pairs = {pair: frozenset(ids) for pair, ids in pairs.items()}
-        self._named = {token: frozenset(ids) for token, ids in named.items()}
         self._vocabulary = sorted(self._postings)
+        self._typos = TypoMatcher({w: s for w, s in words.items() if s in self._postings})
 
     def __len__(self) -> int:
         return self._size
@@ -197,30 +179,19 @@ class RankingIndex:
         return term in self._postings
 
     def rank(
-        self,
-        tokens: Sequence[str],
-        allowed: Collection[int] | None,
-        limit: int,
-        scales: Mapping[str, float] | None = None,
-        mentions: Collection[str] = (),
-        names: Collection[str] = (),
-    ) -> list[int]:
-        """The ids of the best-scoring documents, best first, ties in document order.
+        self, words: Sequence[QueryWord], allowed: Collection[int] | None, limit: int
+    ) -> list[tuple[int, float]]:
+        """The best-scoring documents, best first, ties in document order.
 
         Args:
-            tokens: query stems (see ``query_tokens``); documents need a positive score.
+            words: the query's words; documents need a positive score.
             allowed: only these document ids may be returned; ``None`` allows all.
-            limit: at most this many ids (>= 1).
-            scales: a weight share per query stem (default 1), e.g. for a topic's words.
-            mentions: stems the query uses to name where to act ("in drive", "on x"); an
-                entry whose name holds one earns a bonus, whatever else the word can mean.
-            names: stems of query words that are proper names of entries (see
-                ``RankingParams.name_factor``), wherever they stand.
+            limit: at most this many (>= 1).
 
         Returns:
-            Document ids.
+            ``(document id, score)`` pairs.
         """
-        parts = self._parts(tokens, scales or {}, mentions, names)
+        parts = self._parts(words)
         if not parts:
             return []
         # Dense arrays: list indexing is the cheapest per-posting step plain Python offers.
@@ -229,72 +200,54 @@ class RankingIndex:
         for part in parts:
             part.add_to(scores, scratch)
         if allowed is None:
-            return _top(scores, limit)
+            return [(i, scores[i]) for i in _top(scores, limit)]
         ids = sorted(allowed)
-        return [ids[i] for i in _top([scores[d] for d in ids], limit)]
+        kept = [scores[d] for d in ids]
+        return [(ids[i], kept[i]) for i in _top(kept, limit)]
 
-    def _parts(
-        self,
-        tokens: Sequence[str],
-        scales: Mapping[str, float],
-        mentions: Collection[str] = (),
-        names: Collection[str] = (),
-    ) -> list[_Part]:
+    def _parts(self, words: Sequence[QueryWord]) -> list[_Part]:
         p = self._params
         parts: list[_Part] = []
-        for token in dict.fromkeys(tokens):
-            terms = self._expand(token)
+        stems: list[str] = []
+        for word in dict.fromkeys(words):
+            terms = self._expand(word)
             if not terms:
                 continue
-            scale = scales.get(token, 1.0)
+            stems.append(word.stem)
             parts.append(
                 _Part(
-                    [(self._postings[term], factor * scale) for term, factor in terms.items()],
+                    [(self._postings[term], factor) for term, factor in terms.items()],
                     p.rest_factor,
                     [],
                 )
             )
         pairs: list[tuple[frozenset[int], float]] = []
-        for pair in dict.fromkeys(itertools.pairwise(tokens)):
+        for pair in dict.fromkeys(itertools.pairwise(w.stem for w in words)):
             ids = self._pairs.get(pair)
             if ids:
                 bonus = p.phrase_factor * (self._idf[pair[0]] + self._idf[pair[1]]) / 2.0
                 pairs.append((ids, bonus))
-        for token in dict.fromkeys(mentions):
-            ids = self._named.get(token)
-            if ids:
-                pairs.append((ids, p.mention_factor * self._idf[token]))
-        for token in dict.fromkeys(names):
-            ids = self._named.get(token)
-            if ids:
-                pairs.append((ids, p.name_factor * self._idf[token]))
         if pairs:
             parts.append(_Part([], 0.0, pairs))
         return parts
 
-    def _expand(self, token: str) -> dict[str, float]:
+    def _expand(self, word: QueryWord) -> dict[str, float]:
         """Catalogue terms a query word stands for, each with the fraction of weight it earns."""
         p = self._params
-        # A weak word's own occurrences say little ("day" in "7-day forecast"), but what the
-        # lexicon relates it to was written on purpose ("tomorrow" -> calendar), so only the
-        # former is scaled down. A word of several senses is uncertain throughout.
-        literal, related = word_weight(token, p.weak_factor, p.polysemous_factor)
-        terms: dict[str, float] = {}
+        token = word.stem
         if token in self._postings:
-            terms[token] = literal
-        elif len(token) >= p.min_prefix and not is_known(token):
-            # A word the lexicon knows is whole ("snow"), not the start of another ("snowflake").
+            return {token: 1.0}
+        terms: dict[str, float] = {}
+        if len(token) >= p.min_prefix:
             vocabulary = self._vocabulary
             at = bisect.bisect_right(vocabulary, token)
             while at < len(vocabulary) and vocabulary[at].startswith(token):
-                terms[vocabulary[at]] = p.prefix_factor * literal
+                terms[vocabulary[at]] = p.prefix_factor
                 at += 1
-        for term, relation in expansions(token).items():
-            if term in self._postings:
-                factor = p.synonym_factor if relation == "synonym" else p.hint_factor
-                factor *= related
-                if factor > terms.get(term, 0.0):
-                    terms[term] = factor
+        for term, errors in self._typos.near(word.raw).items():
+            factor = p.typo_factor / errors
+            if factor > terms.get(term, 0.0):
+                terms[term] = factor
         return terms
 
 

@@ -1,18 +1,21 @@
-"""Text normalisation for catalogue ranking: tokenising, stop words and a small stemmer.
+"""Text normalisation for catalogue ranking: words, stop words and Snowball stems.
 
-The stemmer is deliberately modest. It only has to map the inflections people actually type
-("meetings", "scheduled", "replies", "deployment") onto the same stem as the catalogue's
-wording; it does not need to produce dictionary words, only to be consistent on both sides.
+Stemming is the Snowball English ("Porter 2") algorithm from PyStemmer, a maintained C
+implementation; it maps the inflections people type ("meetings", "scheduled", "deployment")
+onto the stem the catalogue's wording has. The stop words are English function words only:
+words that say nothing about *which* server is meant. Request verbs that do discriminate
+("send", "search", "deploy") are left to IDF weighting.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
-__all__ = ["STOP_WORDS", "stem", "tokenize"]
+import Stemmer
 
-# Words that carry no information about *which* server is meant. Request verbs that do
-# discriminate ("send", "search", "deploy") are left to IDF weighting instead.
+__all__ = ["STOP_WORDS", "raw_words", "stem", "tokenize", "words_of"]
+
 _STOP_TEXT = """
     a about above after again all am an and any are as at be because been before being
     below between both but by can could did do does doing don done down during each either
@@ -29,20 +32,36 @@ _STOP_TEXT = """
 STOP_WORDS: frozenset[str] = frozenset(_STOP_TEXT.split())
 
 _WORD_RE = re.compile(r"[a-z0-9]+(?:[-'][a-z0-9]+)*")
+_RAW_WORD_RE = re.compile(r"[a-z]+")
 _CAMEL_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _CAMEL_HINT_RE = re.compile(r"[a-z][A-Z]")
 _NON_WORD_RE = re.compile(r"[^A-Za-z0-9'-]+")
 _JOINERS_RE = re.compile(r"[-']")
-_VOWELS = frozenset("aeiouy")
-# Words the suffix rules would mangle into something that collides with another word.
-_KEEP = frozenset({"news", "series", "species", "always", "canvas", "analysis", "status", "ios"})
-_IRREGULAR = {"daily": "day", "people": "person", "children": "child", "analyses": "analysis"}
 
 
-def tokenize(
-    text: str, *, split_camel: bool = False, memo: dict[str, str] | None = None
-) -> list[str]:
-    """Split ``text`` into lower-case stemmed tokens, dropping stop words.
+@functools.cache
+def _stemmer() -> Stemmer.Stemmer:
+    # One per process: PyStemmer keeps its own cache of recent words.
+    return Stemmer.Stemmer("english")
+
+
+def stem(word: str) -> str:
+    """The Snowball English stem of a lower-case word (words with digits are kept whole).
+
+    Args:
+        word: a lower-case word without punctuation.
+
+    Returns:
+        The stem.
+    """
+    if not word.isalpha():
+        return word
+    result: str = _stemmer().stemWord(word)
+    return result
+
+
+def words_of(text: str, *, split_camel: bool = False) -> list[str]:
+    """Split ``text`` into lower-case words, dropping stop words (unstemmed).
 
     Anything but letters and digits separates words (so ``create_issue`` is two words). A
     hyphenated compound yields its parts and the joined form ("on-call" gives "call" and
@@ -53,11 +72,9 @@ def tokenize(
     Args:
         text: any text.
         split_camel: also emit the parts of camelCase words.
-        memo: a word -> stem map to reuse across calls (indexing a large catalogue repeats
-            words); filled as a side effect.
 
     Returns:
-        The tokens, in text order (a compound's parts come before its joined form).
+        The words, in text order (a compound's parts come before its joined form).
     """
     out: list[str] = []
     source = text.replace("\u2019", "'")
@@ -77,119 +94,33 @@ def tokenize(
                 parts.append("".join(parts))
         else:
             parts = [word]
-        for part in parts:
-            if part in STOP_WORDS:
-                continue
-            if memo is None:
-                out.append(stem(part))
-                continue
-            stemmed = memo.get(part)
-            if stemmed is None:
-                stemmed = memo[part] = stem(part)
-            out.append(stemmed)
+        out.extend(part for part in parts if part not in STOP_WORDS)
     return out
 
 
-def stem(word: str) -> str:
-    """Reduce a lower-case word to a stem shared by its common inflections.
+def tokenize(
+    text: str, *, split_camel: bool = False, memo: dict[str, str] | None = None
+) -> list[str]:
+    """The stems of ``words_of(text)``.
 
     Args:
-        word: a lower-case word without punctuation.
-
-    Returns:
-        The stem; words of three letters or fewer, and words with digits, come back unchanged.
+        text: any text.
+        split_camel: also emit the parts of camelCase words.
+        memo: a word -> stem map to reuse across calls (indexing a large catalogue repeats
+            words); filled as a side effect.
     """
-    if word in _IRREGULAR:
-        return _IRREGULAR[word]
-    if len(word) <= 3 or not word.isalpha() or word in _KEEP:
-        return word
-    w = _americanise(word)
-    w = _strip_plural(w)
-    w = _strip_verb_ending(w)
-    for suffix, replacement in (
-        ("ization", "ize"),
-        ("ability", "able"),
-        ("ibility", "ible"),
-        ("ment", ""),
-    ):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            w = w[: -len(suffix)] + replacement
-            break
-    if w.endswith("ation") and len(w) > 7:
-        w = w[:-5] + "ate"
-    if w.endswith("ly") and len(w) >= 6:
-        w = w[:-2]
-    if w.endswith("ll") and len(w) > 4:
-        w = w[:-1]
-    if w.endswith("e") and not w.endswith("ee"):
-        # Porter's rule: "schedule" -> "schedul" (meets "scheduling"), but "plane" and "note"
-        # keep their e so they do not collide with "plan" and "not".
-        base = w[:-1]
-        m = _measure(base)
-        if m > 1 or (m == 1 and not _ends_cvc(base)):
-            w = base
-    if w.endswith("y") and len(w) >= 4 and w[-2] not in _VOWELS:
-        w = w[:-1] + "i"
-    return w
-
-
-def _americanise(word: str) -> str:
-    # "organise" and "organize" should meet; only the verb forms are rewritten.
-    for british, american in (
-        ("isation", "ization"),
-        ("ising", "izing"),
-        ("ised", "ized"),
-        ("ises", "izes"),
-        ("ise", "ize"),
-    ):
-        if word.endswith(british) and len(word) - len(british) >= 3:
-            return word[: -len(british)] + american
-    return word
-
-
-def _strip_plural(w: str) -> str:
-    if w.endswith("sses"):
-        return w[:-2]
-    if w.endswith("ies") and len(w) > 4:
-        return w[:-3] + "y"
-    if w.endswith(("ches", "shes", "xes", "zzes")):
-        return w[:-2]
-    if w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
-
-
-def _strip_verb_ending(w: str) -> str:
-    for suffix in ("ing", "ed"):
-        if not w.endswith(suffix):
-            continue
-        base = w[: -len(suffix)]
-        if len(base) < 3 or not any(c in _VOWELS for c in base):
-            return w
-        if base[-1] == base[-2] and base[-1] not in "sz":
-            # "running" -> "run", "cancelled" -> "cancel", but "called" stays "call".
-            if base[-1] != "l" or len(base) > 4:
-                base = base[:-1]
-        elif _measure(base) == 1 and _ends_cvc(base):
-            base += "e"  # "sharing" -> "share", "moving" -> "move", "noted" -> "note"
-        return base
-    return w
-
-
-def _pattern(word: str) -> str:
-    # C/V per letter; "y" after a consonant acts as a vowel.
+    words = words_of(text, split_camel=split_camel)
+    if memo is None:
+        return [stem(w) for w in words]
     out: list[str] = []
-    for i, ch in enumerate(word):
-        vowel = ch in "aeiou" or (ch == "y" and i > 0 and out[i - 1] == "C")
-        out.append("V" if vowel else "C")
-    return "".join(out)
+    for word in words:
+        stemmed = memo.get(word)
+        if stemmed is None:
+            stemmed = memo[word] = stem(word)
+        out.append(stemmed)
+    return out
 
 
-def _measure(word: str) -> int:
-    """Porter's m: the number of vowel-consonant sequences in the word."""
-    return re.sub(r"(.)\1+", r"\1", _pattern(word)).lstrip("C").count("VC")
-
-
-def _ends_cvc(word: str) -> bool:
-    """Consonant-vowel-consonant ending whose last letter is not w, x or y ("shar", "not")."""
-    return len(word) >= 3 and _pattern(word).endswith("CVC") and word[-1] not in "wxy"
+def raw_words(text: str) -> list[str]:
+    """The alphabetic words of ``text``, lower-cased and unstemmed (for typo matching)."""
+    return _RAW_WORD_RE.findall(text.lower())

@@ -9,6 +9,7 @@ Glove and offered from its next model call; the result says which.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any, Protocol
 
@@ -17,9 +18,10 @@ from pydantic import BaseModel, Field
 from glove_core import Glove, ModelAdapter, Tool, ToolContext, ToolResultData
 from glove_core.stores.memory import PlainMemoryStore
 from glove_core.subagents import run_subagent
-from glove_mcp.adapter import McpAdapter
+from glove_mcp.adapter import LearnedToolsStore, McpAdapter
 from glove_mcp.discovery.index import CatalogueIndex, CatalogueItem
-from glove_mcp.discovery.prompts import DEFAULT_CATALOGUE_BUDGET, policy_prompt
+from glove_mcp.discovery.prompts import CANDIDATES, DEFAULT_CATALOGUE_BUDGET, policy_prompt
+from glove_mcp.discovery.ranker import CatalogueRanker
 from glove_mcp.errors import (
     McpActivationError,
     McpAuthExpiredError,
@@ -28,6 +30,11 @@ from glove_mcp.errors import (
 )
 
 __all__ = ["FIND_CAPABILITY", "MCP_PICKER", "DiscoveryEntry", "DiscoveryMount", "discovery_tool"]
+
+logger = logging.getLogger(__name__)
+
+_TOOLS_LISTED = 20
+"""Known tool names ``list_capabilities`` shows per server."""
 
 FIND_CAPABILITY = "find_capability"
 MCP_PICKER = "mcp_picker"
@@ -148,19 +155,43 @@ def _error(message: str) -> ToolResultData:
 class _Discovery:
     """The tools of one mount's discovery subagent."""
 
-    def __init__(self, mount: DiscoveryMount, budget_tokens: int) -> None:
+    def __init__(
+        self, mount: DiscoveryMount, budget_tokens: int, ranker: CatalogueRanker | None = None
+    ) -> None:
         self.mount = mount
         self.budget_tokens = budget_tokens
-        # Tool names make servers findable by what they can do; start with those loaded now.
+        # Tool names make servers findable by what they can do; start with those loaded now,
+        # and add what the adapter learnt in earlier conversations (``learn``).
         self.index = CatalogueIndex(
             list(mount.entries.values()),
             tool_names={id: list(mount.tool_names(id).values()) for id in mount.loaded},
+            ranker=ranker,
         )
+
+    async def learn(self) -> None:
+        """Index the tools the adapter kept from servers connected before (if it keeps any)."""
+        adapter = self.mount.adapter
+        if not isinstance(adapter, LearnedToolsStore):
+            return
+        try:
+            learned = await adapter.get_learned_tools()
+        except Exception as exc:  # learning is an aid: ranking goes on without it
+            logger.warning("could not read the learned tools of %r: %s", adapter, exc)
+            return
+        for id, tools in learned.items():
+            if id in self.mount.entries:
+                self.index.add_tools(id, tools)
+
+    def known_tools(self) -> dict[str, list[str]]:
+        """Known tool names per catalogue id (for the prompt and ``list_capabilities``)."""
+        names = {id: list(self.index.tool_names(id)) for id in self.mount.entries}
+        return {id: tools for id, tools in names.items() if tools}
 
     async def active(self) -> set[str]:
         return set(await self.mount.adapter.get_active()) | set(self.mount.loaded)
 
     async def list_capabilities(self, input: ListInput, ctx: ToolContext) -> ToolResultData:
+        await self.learn()
         try:
             matches = self.index.search(input.query or "", input.tags, limit=10)
         except (TypeError, ValueError) as exc:
@@ -172,6 +203,8 @@ class _Discovery:
                 "name": e.name,
                 "description": e.description,
                 "tags": list(e.tags),
+                "keywords": list(getattr(e, "keywords", None) or ()),
+                "tools": list(self.index.tool_names(e.id))[:_TOOLS_LISTED],
                 "active": e.id in active,
             }
             for e in matches
@@ -234,7 +267,8 @@ class _Discovery:
             Tool(
                 name="list_capabilities",
                 description="Rank the catalogue for a query: id, name, description, tags, "
-                "and whether each server is active.",
+                "keywords, known tool names, and whether each server is active. Search "
+                "again in other words when nothing fits.",
                 do=self.list_capabilities,
                 input_model=ListInput,
                 parallel_safe=True,
@@ -267,15 +301,31 @@ class _Discovery:
             )
         return tools
 
+    async def prompt(self, policy: str, active: set[str], need: str) -> str:
+        """The subagent's prompt: the whole catalogue if it fits, else the best candidates."""
+        await self.learn()
+        try:
+            candidates = self.index.search(need, limit=CANDIDATES)
+        except (TypeError, ValueError) as exc:  # a custom ranker's bad answer
+            logger.warning("ranking the catalogue for the subagent failed: %s", exc)
+            candidates = []
+        entries = list(self.mount.entries.values())
+        return policy_prompt(
+            policy,
+            entries,
+            active,
+            self.budget_tokens,
+            candidates=candidates,
+            tools=self.known_tools(),
+        )
+
     async def find_capability(self, input: FindCapabilityInput, ctx: ToolContext) -> ToolResultData:
         mount = self.mount
         main = mount.glove
         policy = mount.ambiguity_policy
         before = set(mount.loaded)
         active = await self.active()
-        system = mount.subagent_system_prompt or policy_prompt(
-            policy, list(mount.entries.values()), active, self.budget_tokens
-        )
+        system = mount.subagent_system_prompt or await self.prompt(policy, active, input.need)
 
         def build_child() -> Glove:
             child = Glove(
@@ -311,14 +361,23 @@ class _Discovery:
         )
 
 
-def discovery_tool(mount: DiscoveryMount, budget_tokens: int = DEFAULT_CATALOGUE_BUDGET) -> Tool:
+def discovery_tool(
+    mount: DiscoveryMount,
+    budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
+    ranker: CatalogueRanker | None = None,
+) -> Tool:
     """The ``find_capability`` tool for ``mount`` (``mount_mcp`` folds it).
 
     Args:
         mount: the mount whose catalogue is searched and whose servers are activated.
-        budget_tokens: the catalogue is put in the subagent's prompt when it fits this budget.
+        budget_tokens: the catalogue is put in the subagent's prompt when it fits this budget
+            (otherwise its best candidates for the need).
+        ranker: ranks the catalogue for the subagent (default: lexical BM25F only).
+
+    Raises:
+        TypeError: ``ranker`` is not a ``CatalogueRanker``.
     """
-    discovery = _Discovery(mount, budget_tokens)
+    discovery = _Discovery(mount, budget_tokens, ranker)
     return Tool(
         name=FIND_CAPABILITY,
         description=(

@@ -1,11 +1,13 @@
 """Ranking a catalogue: ``CatalogueIndex`` and ``match_entries``.
 
-``match_entries`` answers "which server does this need?" from natural phrasing: the query is
-read for pasted shapes, multi-word expressions, typos and its topic (``_synonyms``), tokenised
-and stemmed (``_text``), expanded with a general-purpose lexicon (``_lexicon``, whose word
-lists are ``data/lexicon.toml``), corrected by one edit (``_spelling``) and scored with BM25F
-over each entry's name, tags, description and the tool names of servers seen before
-(``_ranking``). Keep a ``CatalogueIndex`` to rank many queries over one catalogue.
+``match_entries`` answers "which server does this need?" with general retrieval and nothing
+tuned to particular queries: the query and every entry are tokenised and Snowball-stemmed
+(``_text``) and scored with BM25F (``_ranking``) over each entry's name, tags, the keywords
+its author gave, its description, and the names and descriptions of its tools once they are
+known; a word the catalogue lacks matches the catalogue words it begins or is one or two
+typing errors from (``_typos``). What the catalogue's words cannot tell, its author can, in
+``McpCatalogueEntry.keywords``; a ranker plugged in with ``ranker=`` (``ranker``) can add
+general knowledge, as the embedding ranker of the ``glove[semantic]`` extra does.
 
 It ranks anything shaped like a catalogue entry (``CatalogueItem``); the catalogue's
 ``McpCatalogueEntry`` is the one glove_mcp uses, and ``glove_mcp.catalogue`` re-exports both
@@ -14,27 +16,35 @@ names, so this module never imports the catalogue.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Generic, Protocol
 
 from typing_extensions import TypeVar
 
-from glove_mcp.discovery._ranking import RankingIndex, RankingParams, query_tokens
-from glove_mcp.discovery._spelling import Speller
-from glove_mcp.discovery._synonyms import expansions, lexicon_words, rewrite_query, word_weight
-from glove_mcp.discovery._text import stem, tokenize
+from glove_mcp.discovery._entry_text import (
+    ToolInfo,
+    digest,
+    entry_keywords,
+    entry_text,
+    string_list,
+    tool_pairs,
+)
+from glove_mcp.discovery._index_cache import cached_index
+from glove_mcp.discovery._ranking import QueryWord, RankingIndex, RankingParams
+from glove_mcp.discovery._text import raw_words, stem, tokenize, words_of
+from glove_mcp.discovery.ranker import CatalogueRanker, RankingRequest
 
-__all__ = ["CatalogueIndex", "CatalogueItem", "match_entries"]
+__all__ = ["LEXICAL_DEPTH", "CatalogueIndex", "CatalogueItem", "ToolInfo", "match_entries"]
 
-_RAW_WORD_RE = re.compile(r"[a-z]+")
-_CAMEL_SPLIT_RE = re.compile(r"(?<=[a-z])(?=[A-Z])")
+LEXICAL_DEPTH = 100
+"""How many lexical results a plugged-in ranker is given."""
+
 _ITEM_FIELDS = ("id", "name", "description", "tags")
 
 
 class CatalogueItem(Protocol):
-    """What ranking reads of a catalogue entry; ``McpCatalogueEntry`` is one."""
+    """What ranking reads of a catalogue entry; ``McpCatalogueEntry`` is one. An optional
+    ``keywords`` attribute (a list of strings) is read too when the item has one."""
 
     @property
     def id(self) -> str:
@@ -53,7 +63,7 @@ class CatalogueItem(Protocol):
 
     @property
     def tags(self) -> Sequence[str]:
-        """Keywords."""
+        """Categories, for tag filters and ranking."""
         ...
 
 
@@ -66,33 +76,24 @@ def _is_item(entry: object) -> bool:
     return all(hasattr(entry, name) for name in _ITEM_FIELDS)
 
 
-@functools.cache
-def lexicon_speller() -> Speller:
-    """The lexicon's words as a speller, built once per process (about 20 ms); each index
-    puts its catalogue's words on top. With repeats: counts break the speller's ties."""
-    return Speller(lexicon_words())
-
-
-@functools.cache
-def lexicon_vocabulary() -> frozenset[str]:
-    """Every word the lexicon knows."""
-    return frozenset(lexicon_words())
-
-
 class CatalogueIndex(Generic[EntryT]):
     """A ranking index over one catalogue, built once and reused for every query.
 
     Keep one per catalogue (a mount keeps one for its lifetime); ``match_entries`` over a plain
-    list builds a throwaway index per call. Tool names learnt from servers that were connected
-    before make their entries findable by what they can do (``add_tool_names``).
+    list reuses a cached one for the same content. Tools learnt from servers that were
+    connected before make their entries findable by what they can do (``add_tools``).
 
     Args:
         entries: the catalogue; ids must be unique. Order is kept and breaks ties.
-        tool_names: optional known tool names per entry id (namespaced ``id__tool`` or bare).
+        tool_names: optional known tools per entry id: names (namespaced ``id__tool`` or
+            bare), or objects with ``name`` and ``description`` (``LearnedTool``).
+        ranker: a ``CatalogueRanker`` that re-ranks every query (given the lexical ranking);
+            None ranks lexically only.
 
     Raises:
         TypeError: an entry is not an ``McpCatalogueEntry`` (nor has its ``id``, ``name``,
-            ``description`` and ``tags``).
+            ``description`` and ``tags``), its ``keywords`` is not a list of strings, or
+            ``ranker`` has no ``rank`` method.
         ValueError: two entries share an id, or ``tool_names`` names an unknown id.
     """
 
@@ -100,9 +101,16 @@ class CatalogueIndex(Generic[EntryT]):
         self,
         entries: Iterable[EntryT],
         *,
-        tool_names: Mapping[str, Iterable[str]] | None = None,
+        tool_names: Mapping[str, Iterable[str | ToolInfo]] | None = None,
+        ranker: CatalogueRanker | None = None,
     ) -> None:
+        if ranker is not None and not isinstance(ranker, CatalogueRanker):
+            raise TypeError(
+                f"ranker must be a CatalogueRanker (an object with rank(request)), got "
+                f"{type(ranker).__name__}"
+            )
         self._entries = tuple(entries)
+        self._ranker = ranker
         self._params = RankingParams()
         self._position: dict[str, int] = {}
         for i, entry in enumerate(self._entries):
@@ -117,59 +125,70 @@ class CatalogueIndex(Generic[EntryT]):
                     f"and {i}): ids are activation keys and must be unique"
                 )
             self._position[entry.id] = i
+        self._keywords = [entry_keywords(e, i) for i, e in enumerate(self._entries)]
         self._stems: dict[str, str] = {}  # word -> stem, shared by every entry's fields
-        self._raw_words: list[str] = []  # every word as written, for spelling correction
-        self._fixed = [self._fixed_fields(e) for e in self._entries]
-        self._tools: list[list[str]] = [[] for _ in self._entries]
-        self._tool_names: list[tuple[str, ...]] = [() for _ in self._entries]
+        self._fixed = [
+            self._fixed_fields(e, k) for e, k in zip(self._entries, self._keywords, strict=True)
+        ]
+        self._tools: list[dict[str, str]] = [{} for _ in self._entries]
         self._by_tag: dict[str, set[int]] = {}
         for i, entry in enumerate(self._entries):
             for tag in entry.tags:
                 self._by_tag.setdefault(_norm_tag(tag), set()).add(i)
-        for entry_id, names in (tool_names or {}).items():
-            self._learn(entry_id, names)
+        for entry_id, tools in (tool_names or {}).items():
+            self._learn(entry_id, tools)
         self._index: RankingIndex | None = None
-        self._speller: Speller | None = None
-        self._proper_names: dict[str, str] = {}
+        self._texts: tuple[tuple[str, ...], str] | None = None
 
     @property
     def entries(self) -> tuple[EntryT, ...]:
         """The catalogue, in its original order."""
         return self._entries
 
+    @property
+    def ranker(self) -> CatalogueRanker | None:
+        """The ranker plugged in, if any."""
+        return self._ranker
+
     def __len__(self) -> int:
         return len(self._entries)
 
     def tool_names(self, entry_id: str) -> tuple[str, ...]:
-        """The tool names known for an entry, as given to ``add_tool_names``.
-
-        Args:
-            entry_id: a catalogue id.
-
-        Returns:
-            The names (un-namespaced), in the order first learnt.
+        """The tool names known for an entry, in the order first learnt.
 
         Raises:
             ValueError: no entry has that id.
         """
-        return self._tool_names[self._locate(entry_id)]
+        return tuple(self._tools[self._locate(entry_id)])
 
-    def add_tool_names(self, entry_id: str, names: Iterable[str]) -> None:
-        """Record tool names a server offered, so later queries can match them.
+    def tools(self, entry_id: str) -> dict[str, str]:
+        """The tools known for an entry: name -> description (empty when unknown).
 
-        Names may be namespaced (``tracker__create_issue``) or bare; repeats are ignored. The
-        ranking is rebuilt lazily at the next query, once, however many names were added.
+        Raises:
+            ValueError: no entry has that id.
+        """
+        return dict(self._tools[self._locate(entry_id)])
+
+    def add_tool_names(self, entry_id: str, names: Iterable[str | ToolInfo]) -> None:
+        """Record tools a server offered, so later queries can match them.
+
+        Names may be namespaced (``tracker__create_issue``) or bare, or objects with ``name``
+        and ``description``; a tool seen again keeps the newer description. The ranking is
+        rebuilt lazily at the next query, once, however many tools were added.
 
         Args:
             entry_id: the catalogue id of the server.
-            names: its tool names.
+            names: its tools.
 
         Raises:
             ValueError: no entry has that id.
-            TypeError: ``names`` is a string or holds something other than strings.
+            TypeError: ``names`` is a string or holds something other than strings or tools.
         """
         if self._learn(entry_id, names):
             self._index = None
+            self._texts = None
+
+    add_tools = add_tool_names
 
     def search(
         self, query: str, tags: Iterable[str] | None = None, limit: int = 10
@@ -187,7 +206,27 @@ class CatalogueIndex(Generic[EntryT]):
         Raises:
             TypeError: ``query`` is not a string, ``tags`` is a string or holds non-strings,
                 or ``limit`` is not an int.
-            ValueError: ``limit`` is below 1.
+            ValueError: ``limit`` is below 1, or the plugged-in ranker returned bad positions.
+        """
+        return [self._entries[i] for i in self.search_positions(query, tags, limit)]
+
+    def search_positions(
+        self, query: str, tags: Iterable[str] | None = None, limit: int = 10
+    ) -> list[int]:
+        """Like ``search``, but the entries' positions in the catalogue.
+
+        Args:
+            query: what is needed, in natural words; empty means "everything".
+            tags: only entries carrying every one of these tags (case-insensitive).
+            limit: at most this many entries (>= 1).
+
+        Returns:
+            Positions of the matching entries (indexes into ``entries``), best first.
+
+        Raises:
+            TypeError: ``query`` is not a string, ``tags`` is a string or holds non-strings,
+                or ``limit`` is not an int.
+            ValueError: ``limit`` is below 1, or the plugged-in ranker returned bad positions.
         """
         if not isinstance(query, str):
             raise TypeError(
@@ -199,51 +238,89 @@ class CatalogueIndex(Generic[EntryT]):
             raise ValueError(f"limit must be at least 1, got {limit}")
         allowed = self._filter(tags)
         index = self._ranking()
-        text = rewrite_query(query, self._correct)
-        tokens = query_tokens(tokenize(text.request))
-        topic_tokens = query_tokens(tokenize(text.topic))
-        mentions = tokenize(text.mentions)
-        scales = {t: self._params.content_factor for t in topic_tokens if t not in tokens}
-        tokens += topic_tokens
-        if not tokens:
+        words = _query_words(query)
+        if not words and (self._ranker is None or not query.strip()):
             ids = range(len(self._entries)) if allowed is None else sorted(allowed)
-            return [self._entries[i] for i in ids[:limit]]
+            return list(ids[:limit])
         if allowed is not None and not allowed:
             return []
-        names = [self._proper_names[w] for w in _raw_words(text.request) if w in self._proper_names]
-        ranked = index.rank(tokens, allowed, limit, scales, mentions, names)
-        return [self._entries[i] for i in ranked]
+        depth = limit if self._ranker is None else max(limit, LEXICAL_DEPTH)
+        lexical = index.rank(words, allowed, depth) if words else []
+        if self._ranker is None:
+            return [i for i, _ in lexical]
+        texts, key = self._catalogue_texts()
+        request = RankingRequest(
+            query=query,
+            ids=tuple(self._position),
+            texts=texts,
+            catalogue_key=key,
+            lexical=lexical,
+            allowed=None if allowed is None else frozenset(allowed),
+            limit=limit,
+        )
+        return self._checked(self._ranker.rank(request), allowed, limit)
+
+    def entry_text(self, entry_id: str) -> str:
+        """What a plugged-in ranker is given for an entry (see ``RankingRequest.texts``).
+
+        Raises:
+            ValueError: no entry has that id.
+        """
+        return self._catalogue_texts()[0][self._locate(entry_id)]
+
+    def _catalogue_texts(self) -> tuple[tuple[str, ...], str]:
+        if self._texts is None:
+            texts = tuple(
+                entry_text(e, k, self._tools[i])
+                for i, (e, k) in enumerate(zip(self._entries, self._keywords, strict=True))
+            )
+            self._texts = (texts, digest([*self._position, *texts]))
+        return self._texts
+
+    def _checked(self, positions: Sequence[int], allowed: set[int] | None, limit: int) -> list[int]:
+        out: list[int] = []
+        seen: set[int] = set()
+        size = len(self._entries)
+        for p in positions:
+            if isinstance(p, bool) or not isinstance(p, int) or not 0 <= p < size:
+                raise ValueError(
+                    f"the ranker {type(self._ranker).__name__} returned {p!r}: positions must "
+                    f"be ints from 0 to {size - 1} (indexes into RankingRequest.ids)"
+                )
+            if p in seen:
+                raise ValueError(
+                    f"the ranker {type(self._ranker).__name__} returned position {p} twice"
+                )
+            seen.add(p)
+            if (allowed is None or p in allowed) and len(out) < limit:
+                out.append(p)
+        return out
 
     def _ranking(self) -> RankingIndex:
         if self._index is None:
-            docs = [(*fixed, tools) for fixed, tools in zip(self._fixed, self._tools, strict=True)]
-            self._index = RankingIndex(docs, self._params)
-            self._speller = Speller(self._raw_words, base=lexicon_speller())
-            known = lexicon_vocabulary()
-            # Proper names: words of entry names, as written, that no general vocabulary knows
-            # ("dropbox", "notion", "teams" though "team" is a word); a query uses them to say
-            # which product it means. Camel-case parts ("send" of SendGrid) are not names.
-            self._proper_names = {
-                word: stem(word)
-                for entry in self._entries
-                for word in _raw_words(f"{entry.name} {entry.id}")
-                if len(word) >= 3 and word not in known
-            }
+            docs = [(*fixed, *self._tool_fields(i)) for i, fixed in enumerate(self._fixed)]
+            words: dict[str, str] = {}
+            every = zip(self._entries, self._keywords, self._tools, strict=True)
+            for entry, keywords, tools in every:
+                text = " ".join(
+                    [entry.name, entry.id, entry.description, *entry.tags, *keywords, *tools]
+                )
+                for word in raw_words(text):
+                    if word not in words:
+                        words[word] = self._stems.get(word) or stem(word)
+            self._index = RankingIndex(docs, self._params, words)
         return self._index
 
-    def _correct(self, word: str) -> str | None:
-        """A known word for a misspelt one; words whose stem is known are left alone."""
-        if self._speller is None or self._index is None or word in self._speller:
-            return None
-        root = self._stems.get(word) or stem(word)
-        if root in self._index or expansions(root):
-            return None
-        return self._speller.correct(word)
+    def _tool_fields(self, i: int) -> tuple[list[str], list[str]]:
+        memo = self._stems
+        names = [t for name in self._tools[i] for t in tokenize(name, split_camel=True, memo=memo)]
+        text = [t for d in self._tools[i].values() for t in tokenize(d, memo=memo)]
+        return names, text
 
     def _filter(self, tags: Iterable[str] | None) -> set[int] | None:
         if tags is None:
             return None
-        wanted = _string_list(tags, "tags")
+        wanted = string_list(tags, "tags")
         if not wanted:
             return None
         allowed: set[int] | None = None
@@ -261,35 +338,24 @@ class CatalogueIndex(Generic[EntryT]):
                 f"{', '.join(sorted(self._position)[:20]) or '(none)'}"
             ) from None
 
-    def _learn(self, entry_id: str, names: Iterable[str]) -> bool:
-        i = self._locate(entry_id)
-        known = list(self._tool_names[i])
+    def _learn(self, entry_id: str, tools: Iterable[str | ToolInfo]) -> bool:
+        known = self._tools[self._locate(entry_id)]
         added = False
-        for name in _string_list(names, "names"):
+        for name, description in tool_pairs(tools):
             bare = name.split("__", 1)[1] if "__" in name else name
-            if bare and bare not in known:
-                known.append(bare)
-                self._tools[i].extend(tokenize(bare, split_camel=True, memo=self._stems))
-                self._raw_words.extend(_raw_words(_CAMEL_SPLIT_RE.sub(" ", bare)))
+            if bare and (bare not in known or (description and known[bare] != description)):
+                known[bare] = description or known.get(bare, "")
                 added = True
-        self._tool_names[i] = tuple(known)
         return added
 
-    def _fixed_fields(self, entry: EntryT) -> tuple[list[str], list[str], list[str]]:
+    def _fixed_fields(
+        self, entry: EntryT, keywords: Sequence[str]
+    ) -> tuple[list[str], list[str], list[str], list[str]]:
         memo = self._stems
-        self._raw_words.extend(
-            _raw_words(" ".join([entry.name, entry.id, entry.description, *entry.tags]))
-        )
-        whole = set(tokenize(f"{entry.name} {entry.id}", memo=memo))
-        # A camel-case part counts as a name word ("pager" of PagerDuty) unless it is a weak
-        # word that would catch everyday phrasing ("quick" of QuickBooks: "a quick summary").
-        name = [
-            t
-            for t in tokenize(f"{entry.name} {entry.id}", split_camel=True, memo=memo)
-            if t in whole or word_weight(t, 0.0, 1.0)[0] > 0.0
-        ]
+        name = tokenize(f"{entry.name} {entry.id}", split_camel=True, memo=memo)
         tags = [t for tag in entry.tags for t in tokenize(tag, memo=memo)]
-        return name, tags, tokenize(entry.description, memo=memo)
+        words = [t for keyword in keywords for t in tokenize(keyword, memo=memo)]
+        return name, tags, words, tokenize(entry.description, memo=memo)
 
 
 def match_entries(
@@ -300,18 +366,20 @@ def match_entries(
 ) -> list[EntryT]:
     """Rank catalogue entries for a need phrased in natural words.
 
-    Words are tokenised and stemmed ("meetings" finds "meeting"), expanded with general
-    synonyms ("inbox" finds "email", "bug" finds "issue") and everyday cues ("umbrella" points
-    at the weather), and weighted so rare words count more than common ones (BM25F over name,
-    tags, description and known tool names). Multi-word expressions give ambiguous words their
-    sense ("balance sheet", "reports to"), a misspelt word one edit from a known one is
-    corrected ("calender"), and the topic of a request ("... about the outage") counts less
-    than the request itself. Adjacent query words that are adjacent in an entry earn a phrase
-    bonus. Equal scores keep catalogue order.
+    General retrieval, tuned to no query set: words are tokenised and stemmed with the
+    Snowball English stemmer ("meetings" finds "meeting"), weighted so rare words count more
+    than common ones (BM25F over name, tags, keywords, description and the names and
+    descriptions of known tools, in falling weight), and a word the catalogue lacks matches
+    the catalogue words it begins ("calend") or is a typing error or two from ("calender").
+    Adjacent query words that are adjacent in an entry earn a phrase bonus. Equal scores keep
+    catalogue order. What the words cannot tell, the catalogue can: give entries
+    ``keywords``; or plug in a ranker (``CatalogueIndex(entries, ranker=...)``), e.g. the
+    embedding ranker of the ``glove[semantic]`` extra.
 
     Args:
-        entries: the catalogue, or a ``CatalogueIndex`` over it (reuse one for many queries;
-            a list is indexed afresh on every call).
+        entries: the catalogue, or a ``CatalogueIndex`` over it. For a list, an index built
+            for the same content is reused (a small cache: the same entries, or equal ones,
+            give the same index; a changed catalogue builds a new one).
         query: the need; an empty query (or one of only stop words) returns entries in
             catalogue order.
         tags: only entries that carry every one of these tags (case-insensitive).
@@ -325,23 +393,19 @@ def match_entries(
             ``entries`` that is not an ``McpCatalogueEntry``.
         ValueError: ``limit`` below 1, or duplicate ids in ``entries``.
     """
-    index = entries if isinstance(entries, CatalogueIndex) else CatalogueIndex(entries)
-    return index.search(query, tags, limit)
+    if isinstance(entries, CatalogueIndex):
+        return entries.search(query, tags, limit)
+    items = list(entries)
+    # A cached index may have been built over equal entries of another list: answer with the
+    # caller's own objects, by position.
+    index: CatalogueIndex[EntryT] = cached_index(items, CatalogueIndex)
+    return [items[i] for i in index.search_positions(query, tags, limit)]
 
 
-def _raw_words(text: str) -> list[str]:
-    return _RAW_WORD_RE.findall(text.lower())
+def _query_words(query: str) -> list[QueryWord]:
+    """The query's words with their stems, in order (stop words dropped)."""
+    return [QueryWord(stem(word), word) for word in words_of(query)]
 
 
 def _norm_tag(tag: str) -> str:
     return tag.strip().lower()
-
-
-def _string_list(values: Iterable[str], what: str) -> list[str]:
-    if isinstance(values, str | bytes):
-        raise TypeError(f"{what} must be a list of strings, not a single string: wrap it in [...]")
-    out = list(values)
-    for value in out:
-        if not isinstance(value, str):
-            raise TypeError(f"{what} must hold strings, got {type(value).__name__} {value!r}")
-    return out

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from glove_mcp.discovery.index import CatalogueItem
 
-__all__ = ["DEFAULT_CATALOGUE_BUDGET", "compact_catalogue", "policy_prompt"]
+__all__ = ["CANDIDATES", "DEFAULT_CATALOGUE_BUDGET", "compact_catalogue", "fits", "policy_prompt"]
 
-DEFAULT_CATALOGUE_BUDGET = 3000
-"""Tokens of catalogue the subagent's prompt may carry (about four characters a token)."""
+DEFAULT_CATALOGUE_BUDGET = 12_000
+"""Tokens of catalogue the subagent's prompt may carry (about four characters a token): room
+for a catalogue of about 300 real servers (the 282 of ``bench/data/realistic`` take about
+9,100 tokens, 10,400 with the tool names of 41 of them), so the model chooses among all of
+them; past it, the prompt lists the best candidates for the need instead."""
 
 _COMMON = (
     "You help a main agent find the tool servers (MCP servers) it needs. The main agent told "
@@ -36,14 +39,41 @@ _POLICIES = {
 }
 
 
-def compact_catalogue(entries: Sequence[CatalogueItem], active: set[str]) -> str:
-    """One line per entry: ``id — name: description [tags] (active)``."""
+CANDIDATES = 25
+"""How many best matches the subagent's prompt lists when the whole catalogue does not fit."""
+
+_TOOLS_SHOWN = 12
+
+
+def compact_catalogue(
+    entries: Sequence[CatalogueItem],
+    active: set[str],
+    tools: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """One line per entry: ``id — name: description [tags] {keywords} (tools: ...) (active)``.
+
+    Args:
+        entries: the entries to list.
+        active: ids to mark active.
+        tools: known tool names per id (the first ``12`` are shown), to tell near-duplicates
+            apart.
+    """
     lines = []
     for entry in entries:
         tags = f" [{', '.join(entry.tags)}]" if entry.tags else ""
+        keywords = list(getattr(entry, "keywords", None) or ())
+        words = f" {{{', '.join(keywords)}}}" if keywords else ""
+        names = list((tools or {}).get(entry.id, ()))
+        more = f", +{len(names) - _TOOLS_SHOWN} more" if len(names) > _TOOLS_SHOWN else ""
+        known = f" (tools: {', '.join(names[:_TOOLS_SHOWN])}{more})" if names else ""
         mark = " (active)" if entry.id in active else ""
-        lines.append(f"- {entry.id} — {entry.name}: {entry.description}{tags}{mark}")
+        lines.append(f"- {entry.id} — {entry.name}: {entry.description}{tags}{words}{known}{mark}")
     return "\n".join(lines)
+
+
+def fits(listing: str, budget_tokens: int) -> bool:
+    """Whether ``listing`` fits ``budget_tokens`` (about four characters a token)."""
+    return len(listing) <= budget_tokens * 4
 
 
 def policy_prompt(
@@ -51,20 +81,47 @@ def policy_prompt(
     entries: Sequence[CatalogueItem],
     active: set[str],
     budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
+    *,
+    candidates: Sequence[CatalogueItem] = (),
+    tools: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """The subagent's system prompt: the policy, and the whole catalogue when it fits the
-    budget (otherwise the subagent searches it with ``list_capabilities``)."""
+    budget; otherwise the best ``candidates`` for the need (ranked by the caller), with the
+    advice to search again in other words before deciding that nothing fits.
+
+    Args:
+        policy: the ambiguity policy.
+        entries: the whole catalogue.
+        active: the ids active now.
+        budget_tokens: how much catalogue the prompt may carry.
+        candidates: the best matches for the need, best first (used when the whole
+            catalogue does not fit).
+        tools: known tool names per id, shown with each entry.
+    """
     parts = [_COMMON, _POLICIES[policy]]
-    listing = compact_catalogue(entries, active)
-    if len(listing) <= budget_tokens * 4:
+    listing = compact_catalogue(entries, active, tools)
+    if fits(listing, budget_tokens):
         parts.append(
             "The whole catalogue (you may still call list_capabilities to rank it for a "
             f"query):\n{listing}"
         )
-    else:
+        return "\n\n".join(parts)
+    shown: list[CatalogueItem] = []
+    for entry in candidates[:CANDIDATES]:
+        if not fits(compact_catalogue([*shown, entry], active, tools), budget_tokens):
+            break
+        shown.append(entry)
+    search = (
+        "call list_capabilities with a few words of the need (and tags, if useful); when "
+        "nothing fits, search again in other words (what the app is called, the kind of app, "
+        "a synonym, a product name) before you decide that nothing fits."
+    )
+    if shown:
         parts.append(
-            f"The catalogue has {len(entries)} servers, too many to list here: call "
-            "list_capabilities with a few words of the need (and tags, if useful) to find "
-            "candidates."
+            f"The catalogue has {len(entries)} servers, too many to list here. The best "
+            f"matches for the need, by a search on its words (best first):\n"
+            f"{compact_catalogue(shown, active, tools)}\n\nIf none of them clearly fits, " + search
         )
+    else:
+        parts.append(f"The catalogue has {len(entries)} servers, too many to list here: " + search)
     return "\n\n".join(parts)

@@ -93,7 +93,7 @@ async def test_a_file_written_before_the_sqlite_layer_opens_for_all_three(
     assert schema_rows(path) == [
         ("glove_core.conversations", SqliteStore.schema.version),
         ("glove_core.events", 1),
-        ("glove_mcp.active_servers", 1),
+        ("glove_mcp.active_servers", 2),  # migration 2 added the learned tools
     ]
 
 
@@ -101,7 +101,7 @@ async def test_an_adapter_file_written_before_the_sqlite_layer_opens(tmp_path: P
     path = legacy_file(tmp_path, "mcp_only")
     async with SqliteMcpAdapter(path, "conv") as adapter:
         assert await adapter.get_active() == ["notes"]
-    assert schema_rows(path) == [("glove_mcp.active_servers", 1)]
+    assert schema_rows(path) == [("glove_mcp.active_servers", 2)]
 
 
 async def test_a_newer_adapter_table_is_refused_untouched_and_the_store_still_opens(

@@ -1,0 +1,34 @@
+"""Tool-name learning: a mount keeps each server's listed tools with the adapter, when the
+adapter can (``LearnedToolsStore``), so discovery finds the server by what its tools do in
+later conversations. Learning is best effort: a failure is logged, never an activation's."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+from glove_core import Tool
+from glove_mcp.adapter import MAX_LEARNED_DESCRIPTION, LearnedTool, LearnedToolsStore, McpAdapter
+
+__all__ = ["remember_tools"]
+
+logger = logging.getLogger(__name__)
+
+
+def _summary(description: str) -> str:
+    # The first paragraph: bridged descriptions may append the result's shape after it.
+    return description.strip().split("\n\n", 1)[0][:MAX_LEARNED_DESCRIPTION]
+
+
+async def remember_tools(
+    adapter: McpAdapter, server_id: str, bridged: Sequence[tuple[Tool, str]]
+) -> None:
+    """Save the tools ``server_id`` offers now (bridged tool, real name) with ``adapter``, if
+    it is a ``LearnedToolsStore``; otherwise do nothing."""
+    if not isinstance(adapter, LearnedToolsStore):
+        return
+    tools = [LearnedTool(real, _summary(tool.description or "")) for tool, real in bridged]
+    try:
+        await adapter.save_learned_tools(server_id, tools)
+    except Exception as exc:
+        logger.warning("could not keep the tools of %r for discovery: %s", server_id, exc)

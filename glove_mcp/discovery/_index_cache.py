@@ -1,0 +1,109 @@
+"""The index cache behind ``match_entries`` over a plain list.
+
+Building an index costs far more than a query (about a second at 10,000 entries), so the
+documented call ``match_entries(entries, query)`` keeps the last few indexes, keyed by the
+entries' content: equal content gives the same index, changed content a new one. Two levels:
+
+- by identity, when every entry is of an immutable type (a frozen pydantic model such as
+  ``McpCatalogueEntry``, a frozen dataclass, a tuple): the same objects in the same order
+  are the same content, found without reading them (a lookup costs a tuple of ``id()``s);
+- by content (every field ranking reads), for everything else and when identity misses:
+  a list rebuilt from the same JSON finds the index built for the first one.
+
+The cached index keeps its entries alive, so an ``id()`` in a key is never reused meanwhile.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
+
+__all__ = ["CACHE_SIZE", "cached_index", "clear_index_cache"]
+
+CACHE_SIZE = 8
+"""How many catalogues' indexes each level keeps (least recently used goes first)."""
+
+_T = TypeVar("_T")
+_U = TypeVar("_U")
+
+_lock = threading.Lock()
+_by_identity: OrderedDict[Hashable, object] = OrderedDict()
+_by_content: OrderedDict[Hashable, object] = OrderedDict()
+
+
+def _immutable(kind: type) -> bool:
+    config = getattr(kind, "model_config", None)
+    if isinstance(config, dict) and config.get("frozen"):
+        return True
+    params = getattr(kind, "__dataclass_params__", None)
+    if params is not None and getattr(params, "frozen", False):
+        return True
+    return issubclass(kind, tuple)
+
+
+def _content(entries: Sequence[object]) -> Hashable:
+    def fields(e: object) -> tuple[object, ...]:
+        keywords = getattr(e, "keywords", None)
+        return (
+            type(e),
+            getattr(e, "id", None),
+            getattr(e, "name", None),
+            getattr(e, "description", None),
+            _frozen(getattr(e, "tags", None)),
+            _frozen(keywords),
+        )
+
+    return tuple(fields(e) for e in entries)
+
+
+def _frozen(value: object) -> object:
+    if isinstance(value, list | tuple):
+        return tuple(value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
+
+
+def _remember(cache: OrderedDict[Hashable, object], key: Hashable, value: object) -> None:
+    cache[key] = value
+    cache.move_to_end(key)
+    while len(cache) > CACHE_SIZE:
+        cache.popitem(last=False)
+
+
+def cached_index(entries: Sequence[_T], build: Callable[[Sequence[_T]], _U]) -> _U:
+    """The index of ``entries`` from the cache, built with ``build`` on a miss.
+
+    A build that raises (a bad catalogue) caches nothing.
+    """
+    items = list(entries)
+    identity: Hashable | None = None
+    if all(_immutable(kind) for kind in {type(e) for e in items}):
+        identity = tuple(map(id, items))
+        with _lock:
+            found = _by_identity.get(identity)
+            if found is not None:
+                _by_identity.move_to_end(identity)
+                return found  # type: ignore[return-value]
+    content = _content(items)
+    with _lock:
+        found = _by_content.get(content)
+    if found is None:
+        found = build(items)
+        with _lock:
+            _remember(_by_content, content, found)
+    if identity is not None:
+        with _lock:
+            _remember(_by_identity, identity, found)
+    return found  # type: ignore[return-value]
+
+
+def clear_index_cache() -> None:
+    """Forget every cached index (tests, or to free memory)."""
+    with _lock:
+        _by_identity.clear()
+        _by_content.clear()
