@@ -29,8 +29,6 @@ class CliError(Exception):
 def command_hint(args: argparse.Namespace | None, *words: str) -> str:
     """``glove-mcp WORDS…`` with the catalogue and store options of ``args`` kept, quoted
     for a POSIX shell: what the person can paste to run it."""
-    import shlex
-
     parts = ["glove-mcp", *words]
     catalogue = getattr(args, "catalogue", None)
     if catalogue:
@@ -38,7 +36,11 @@ def command_hint(args: argparse.Namespace | None, *words: str) -> str:
     store = getattr(args, "store", "file")
     if store and store != "file":
         parts += ["--store", store]
-    return shlex.join(parts)
+    if any(_UNSAFE.search(part) or not part for part in parts):
+        import shlex  # only when something needs quoting: ``status`` prints hints fast
+
+        return shlex.join(parts)
+    return " ".join(parts)
 
 
 # Library advice, and the same advice in the command's flags.
@@ -49,6 +51,7 @@ _PHRASES = (
     ("Point SqliteStore at a different file", "Pass --db FILE to use a different file"),
     ("connect to it without OAuth", "it needs no `glove-mcp auth`"),
 )
+_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)  # what shlex.quote quotes
 _LOGIN_CALL = re.compile(r"run_mcp_oauth\((?:[^()]|\([^()]*\))*\)|run_mcp_oauth")
 _KEY = re.compile(r"key='([^']+)'")
 

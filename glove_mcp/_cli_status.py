@@ -9,7 +9,6 @@ readers, which give the precise error.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
@@ -83,10 +82,16 @@ def _logins(store: str) -> dict[str, dict[str, Any]]:
         raise _Unusual
     try:
         with open(token_file_name(), "rb") as file:
-            doc = json.loads(file.read())
+            raw = file.read()
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError):
+    except OSError:
+        raise _Unusual from None
+    import json  # only when there is a token file
+
+    try:
+        doc = json.loads(raw)
+    except ValueError:
         raise _Unusual from None
     if not isinstance(doc, dict) or (doc.get("format"), doc.get("version")) != _TOKEN_FILE_FORMAT:
         raise _Unusual
@@ -180,6 +185,8 @@ def _line(row: dict[str, Any]) -> str:
 
 def _report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
     if args.json:
+        import json
+
         print(json.dumps(rows, indent=2))
         return
     for row in rows:

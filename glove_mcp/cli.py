@@ -11,10 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import signal
 import sys
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
+if TYPE_CHECKING:
+    import signal as _signal
+else:
+    # The C module behind ``signal`` (already loaded by the interpreter): the wrapper's enums
+    # cost start-up time, and only SIGINT's handler is set here.
+    import _signal
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
     from typing import Any, TypeAlias
@@ -27,16 +32,34 @@ __all__ = ["main"]
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
 
-class _Formatter(argparse.RawDescriptionHelpFormatter):
+class _Formatter(argparse.HelpFormatter):
     """Help that keeps the examples' line breaks and names each option's default (unless its
-    text already does, or the default is off / unset)."""
+    text already does, or the default is off / unset).
+
+    It reads the terminal's width itself: argparse's default imports ``shutil`` (and with it
+    ``bz2`` and ``lzma``) for that, even when no help is printed, costing every start-up.
+    """
+
+    def __init__(self, prog: str, **kwargs: Any) -> None:
+        if kwargs.get("width") is None:
+            try:
+                columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size(1).columns
+            except (ValueError, OSError):
+                columns = 80
+            kwargs["width"] = max(columns, 40) - 2
+        super().__init__(prog, **kwargs)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return "".join(indent + line for line in text.splitlines(keepends=True))
+        return super()._fill_text(text, width, indent)
 
     def _get_help_string(self, action: argparse.Action) -> str | None:
         text = action.help or ""
         default = action.default
         if (
             "default" in text
-            or default in (None, False, argparse.SUPPRESS)
+            or default in (None, False, [], argparse.SUPPRESS)
             or not action.option_strings
         ):
             return text
@@ -56,12 +79,28 @@ class _Version(argparse.Action):
             found = version("glove")
         except PackageNotFoundError:
             found = "unknown (not installed)"
-        parser.exit(message=f"glove-mcp {found}\n")
+        print(f"glove-mcp {found}")
+        parser.exit()
+
+
+class _Unused:
+    """Stands in for the parser of a command this run does not use: every call is ignored.
+    Building the arguments of every command would cost each start-up its share."""
+
+    def _ignore(self, *args: Any, **kwargs: Any) -> Any:
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        return self._ignore
 
 
 def _subcommand(
     commands: Any, name: str, summary: str, about: str, examples: str
 ) -> argparse.ArgumentParser:
+    if commands.wanted not in (name, None):
+        commands.add_parser(name, help=summary, formatter_class=_Formatter)
+        unused: Any = _Unused()
+        return unused  # type: ignore[no-any-return]
     sub: argparse.ArgumentParser = commands.add_parser(
         name,
         help=summary,
@@ -72,7 +111,8 @@ def _subcommand(
     return sub
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser; with ``wanted``, only that command's arguments are built."""
     parser = argparse.ArgumentParser(
         prog="glove-mcp",
         description="Agents that talk to MCP servers: try the demo, log in to servers, chat, "
@@ -88,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version, help="print the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.wanted = wanted  # type: ignore[attr-defined]
 
     demo = _subcommand(
         commands,
@@ -217,19 +258,20 @@ def _parser() -> argparse.ArgumentParser:
     adding = servers_commands.add_parser(
         "add",
         help="add a server: a URL, or a command after --",
+        usage="glove-mcp servers add ID (URL | -- COMMAND [ARG ...]) [options]",
         formatter_class=_Formatter,
         description="Add a Streamable HTTP server by URL, or a stdio server by the command "
         "that starts it (after --).",
     )
     adding.add_argument("id", help="the catalogue id (letters, digits, - and _)")
-    adding.add_argument("target", nargs="*", metavar="URL | -- COMMAND ...")
+    adding.add_argument("url", nargs="?", metavar="URL", help="a Streamable HTTP endpoint")
     adding.add_argument("--name", help="a human name (default: the id)")
     adding.add_argument("--description", help="what the server can do (discovery ranks on it)")
     adding.add_argument(
         "--tag", action="append", default=[], metavar="TAG", help="a keyword (repeatable)"
     )
     adding.add_argument("--catalogue", metavar="FILE", help="the catalogue file to edit")
-    adding.set_defaults(run="_cli_servers:add_server")
+    adding.set_defaults(run="_cli_servers:add_server", command_line=None)
     removing = servers_commands.add_parser(
         "remove", help="remove a server", formatter_class=_Formatter
     )
@@ -379,7 +421,7 @@ def _run(where: str, args: argparse.Namespace) -> int:
 
     # From here asyncio turns Ctrl-C into cancelling the command, which then cleans up
     # (a half-done login is undone) before KeyboardInterrupt reaches ``main``.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     return asyncio.run(outcome)
 
 
@@ -412,17 +454,40 @@ def _interrupted(signum: int, frame: object) -> None:
     os._exit(130)
 
 
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; what follows ``--`` is the command line of ``servers add``, passed
+    through untouched (its own options included)."""
+    # The first word that is no option is the command (the global options take no value).
+    parser = _parser(next((word for word in argv if not word.startswith("-")), None))
+    command_line = None
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command_line = argv[:cut], argv[cut + 1 :]
+    args = parser.parse_args(argv)
+    if command_line is not None:
+        if args.run != "_cli_servers:add_server":
+            parser.error("`--` is for `glove-mcp servers add ID -- COMMAND ...` only")
+        args.command_line = command_line
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``glove-mcp`` console script."""
-    interactive = signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    interactive = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
     if interactive:
-        signal.signal(signal.SIGINT, _interrupted)
+        _signal.signal(_signal.SIGINT, _interrupted)
     try:
-        args = _parser().parse_args(argv)
+        args = _parse(list(sys.argv[1:] if argv is None else argv))
         return _run(args.run, args)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``glove-mcp servers list | head``): stop quietly, as a
+        # command killed by SIGPIPE would, and keep Python from complaining at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if args.debug:
             raise
@@ -433,7 +498,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return status
     finally:
         if interactive:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
 if __name__ == "__main__":
