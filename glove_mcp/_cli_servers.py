@@ -159,10 +159,8 @@ def remove_server(args: argparse.Namespace) -> int:
     file = _target_file(args)
     document = _read(file, create=args.catalogue is None)
     servers = document.get("servers")
-    for index, table in enumerate(servers):
-        if table.get("id") == args.id:
-            break
-    else:
+    index = next((i for i, table in enumerate(servers) if table.get("id") == args.id), None)
+    if index is None:
         known = ", ".join(str(t.get("id")) for t in servers)
         raise CliError(
             f"servers remove: no server {args.id!r} in {str(file)!r} (known: {known})", 2
