@@ -50,6 +50,11 @@ _PHRASES = (
     ("use FsOAuthStore(path) instead of KeyringOAuthStore", "use --store file instead"),
     ("Point SqliteStore at a different file", "Pass --db FILE to use a different file"),
     ("connect to it without OAuth", "it needs no `glove-mcp auth`"),
+    ("it is created by the first SqliteStore that writes to it", "check --db"),
+    ("pass api_key=... to the model adapter, set the", "set the"),
+    (", or pass a configured client=...", ""),
+    ("(api_key=... or the environment variable)", "in ANTHROPIC_API_KEY"),
+    ("Wait retry_after seconds", "Wait a little"),
 )
 _UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)  # what shlex.quote quotes
 _LOGIN_CALL = re.compile(r"run_mcp_oauth\((?:[^()]|\([^()]*\))*\)|run_mcp_oauth")
