@@ -411,7 +411,19 @@ def _port(text: str) -> int:
 
 def _run(where: str, args: argparse.Namespace) -> int:
     module, name = where.split(":")
-    command: Command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+    if module in _QUIET_MODULES:
+        command: Command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+    else:
+        # The other commands load the MCP SDK, pydantic and more (a second or two): on a
+        # terminal, show that something is happening meanwhile.
+        from glove_mcp._cli_progress import Progress
+
+        starting = Progress(sys.stderr)
+        try:
+            with starting.step("starting…"):
+                command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+        finally:
+            starting.close()
     if args.debug or module not in _QUIET_MODULES:
         _log_to_terminal(args.debug)
     outcome = command(args)
