@@ -55,6 +55,11 @@ _PHRASES = (
     (", or pass a configured client=...", ""),
     ("(api_key=... or the environment variable)", "in ANTHROPIC_API_KEY"),
     ("Wait retry_after seconds", "Wait a little"),
+    (
+        "ScriptedModel has no reply left: its script held",
+        "the --script file has no reply left: it held",
+    ),
+    ("Add more items to the script.", "Add replies to the file."),
 )
 _UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)  # what shlex.quote quotes
 _LOGIN_CALL = re.compile(r"run_mcp_oauth\((?:[^()]|\([^()]*\))*\)|run_mcp_oauth")
