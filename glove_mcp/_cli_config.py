@@ -68,6 +68,9 @@ def default_catalogue() -> list[McpCatalogueEntry]:
 class CatalogueFileError(GloveMcpError):
     """A catalogue file could not be read."""
 
+    exit_status = 2
+    """A configuration mistake: the command exits with status 2, as for a bad argument."""
+
     def __init__(self, path: Path, problem: str) -> None:
         self.path = path
         super().__init__(f"catalogue {str(path)!r}: {problem}")

@@ -108,9 +108,7 @@ def terminal_message(exc: Exception, args: argparse.Namespace | None) -> tuple[s
             1,
         )
     if isinstance(exc, GloveError | GloveMcpError):
-        from glove_mcp._cli_config import CatalogueFileError
-
-        status = 2 if isinstance(exc, CatalogueFileError) else 1
+        status = getattr(exc, "exit_status", 1)
         server = getattr(exc, "server", None) or getattr(exc, "key", None)
         return in_flags(str(exc), args, server if isinstance(server, str) else None), status
     return f"unexpected {type(exc).__name__}: {exc} (rerun with --debug)", 1

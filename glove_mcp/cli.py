@@ -12,6 +12,13 @@ import argparse
 import importlib
 import os
 import sys
+from os import _exit as exit_now  # documented: leave without running cleanup handlers
+
+from glove_mcp._cli_args import Formatter as _Formatter
+from glove_mcp._cli_args import Version as _Version
+from glove_mcp._cli_args import at_least as _at_least
+from glove_mcp._cli_args import port as _port
+from glove_mcp._cli_args import subcommand as _subcommand
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -30,85 +37,6 @@ if TYPE_CHECKING:
 __all__ = ["main"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
-
-
-class _Formatter(argparse.HelpFormatter):
-    """Help that keeps the examples' line breaks and names each option's default (unless its
-    text already does, or the default is off / unset).
-
-    It reads the terminal's width itself: argparse's default imports ``shutil`` (and with it
-    ``bz2`` and ``lzma``) for that, even when no help is printed, costing every start-up.
-    """
-
-    def __init__(self, prog: str, **kwargs: Any) -> None:
-        if kwargs.get("width") is None:
-            try:
-                columns = int(os.environ.get("COLUMNS", "")) or os.get_terminal_size(1).columns
-            except (ValueError, OSError):
-                columns = 80
-            kwargs["width"] = max(columns, 40) - 2
-        super().__init__(prog, **kwargs)
-
-    def _fill_text(self, text: str, width: int, indent: str) -> str:
-        if text.startswith("examples:"):
-            return "".join(indent + line for line in text.splitlines(keepends=True))
-        return super()._fill_text(text, width, indent)
-
-    def _get_help_string(self, action: argparse.Action) -> str | None:
-        text = action.help or ""
-        default = action.default
-        if (
-            "default" in text
-            or default in (None, False, [], argparse.SUPPRESS)
-            or not action.option_strings
-        ):
-            return text
-        return f"{text} (default: %(default)s)"
-
-
-class _Version(argparse.Action):
-    """``--version``: the installed distribution's version (read only when asked)."""
-
-    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
-
-    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
-        from importlib.metadata import PackageNotFoundError, version
-
-        try:
-            found = version("glove")
-        except PackageNotFoundError:
-            found = "unknown (not installed)"
-        print(f"glove-mcp {found}")
-        parser.exit()
-
-
-class _Unused:
-    """Stands in for the parser of a command this run does not use: every call is ignored.
-    Building the arguments of every command would cost each start-up its share."""
-
-    def _ignore(self, *args: Any, **kwargs: Any) -> Any:
-        return self
-
-    def __getattr__(self, name: str) -> Any:
-        return self._ignore
-
-
-def _subcommand(
-    commands: Any, name: str, summary: str, about: str, examples: str
-) -> argparse.ArgumentParser:
-    if commands.wanted not in (name, None):
-        commands.add_parser(name, help=summary, formatter_class=_Formatter)
-        unused: Any = _Unused()
-        return unused  # type: ignore[no-any-return]
-    sub: argparse.ArgumentParser = commands.add_parser(
-        name,
-        help=summary,
-        description=about,
-        epilog="examples:\n" + examples,
-        formatter_class=_Formatter,
-    )
-    return sub
 
 
 def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
@@ -381,34 +309,6 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _at_least(low: float, kind: type[int] | type[float], *, strict: bool = False) -> Any:
-    """An argparse ``type=`` that parses ``kind`` and refuses values under ``low`` (or equal to
-    it, when ``strict``), so a bad limit is named by its flag."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value < low or (strict and value == low):
-            word = "more than" if strict else "at least"
-            raise argparse.ArgumentTypeError(f"must be {word} {low:g}, got {text}")
-        return value
-
-    return parse
-
-
-def _port(text: str) -> int:
-    """An argparse ``type=`` for a TCP port (0 to 65535)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
-    if not 0 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text}")
-    return value
-
-
 def _run(where: str, args: argparse.Namespace) -> int:
     module, name = where.split(":")
     if module in _QUIET_MODULES:
@@ -463,7 +363,7 @@ def _interrupted(signum: int, frame: object) -> None:
     line (a KeyboardInterrupt raised inside an import can be swallowed as "Exception
     ignored" and print a traceback instead)."""
     os.write(2, b"\ninterrupted\n")
-    os._exit(130)
+    exit_now(130)
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:

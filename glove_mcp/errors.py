@@ -98,13 +98,8 @@ class McpConnectionError(GloveMcpError):
 
 
 class McpServerUnavailableError(McpConnectionError):
-    """Connection refused, reset or closed by the server; for a stdio server, also a command
-    that could not be started.
-
-    Attributes:
-        reason: what went wrong (the exception's name, "connection closed", …).
-        program: for a stdio server whose command could not start, its program.
-    """
+    """Connection refused, reset or closed by the server, or a stdio command that could not
+    start (then ``program`` names it; ``reason`` says what went wrong)."""
 
     def __init__(self, server: str, url: str, reason: str, *, program: str | None = None) -> None:
         self.reason = reason
