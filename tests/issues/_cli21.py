@@ -29,6 +29,7 @@ __all__ = [
     "browse",
     "cli",
     "cli_env",
+    "in_process",
     "run_cli",
     "run_on_terminal",
     "servers",
@@ -83,12 +84,16 @@ def serving(*specs: Sequence[str]) -> Iterator[list[str]]:
 
 def _stop(process: subprocess.Popen[bytes]) -> None:
     assert process.stdin is not None
-    process.stdin.close()
+    process.stdin.close()  # the server's way to stop; it may wait on open connections
     try:
-        process.wait(10)
+        process.wait(2)
     except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
+        process.terminate()
+        try:
+            process.wait(5)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 @pytest.fixture(scope="session")
@@ -175,6 +180,20 @@ async def start_cli(
         stderr=asyncio.subprocess.PIPE,
         env=dict(env) if env is not None else cli_env(home),
     )
+
+
+def in_process(*args: str, capsys: pytest.CaptureFixture[str]) -> Ran:
+    """Run ``glove-mcp ARGS`` in this process (``main``), for the many small cases of an item
+    whose subprocess test is elsewhere in its module; set ``GLOVE_HOME`` first."""
+    from glove_mcp.cli import main
+
+    capsys.readouterr()
+    try:
+        status = main(list(args))
+    except SystemExit as exited:  # argparse's errors and --help
+        status = exited.code if isinstance(exited.code, int) else 2
+    captured = capsys.readouterr()
+    return Ran(status, captured.out, captured.err)
 
 
 def cli(*args: str) -> list[str]:

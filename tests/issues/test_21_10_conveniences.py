@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.issues._cli21 import cli, cli_env, run_cli, run_on_terminal, write_catalogue
+from tests.issues._cli21 import cli, cli_env, in_process, run_cli, run_on_terminal, write_catalogue
 
 COMMANDS = ("demo", "auth", "status", "logout", "servers", "chat", "serve")
 
@@ -36,7 +36,10 @@ def test_each_command_has_a_description_examples_and_defaults(tmp_path: Path, co
     assert command in ran.out and "examples:" in ran.out
 
 
-def test_servers_list_add_remove_keep_comments(tmp_path: Path) -> None:
+def test_servers_list_add_remove_keep_comments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
     original = catalogue.read_text()
     catalogue.chmod(0o640)
@@ -55,7 +58,7 @@ def test_servers_list_add_remove_keep_comments(tmp_path: Path) -> None:
         home=tmp_path,
     )
     assert ran.status == 0, ran.err
-    ran = run_cli(
+    ran = in_process(
         "servers",
         "add",
         "files",
@@ -66,7 +69,7 @@ def test_servers_list_add_remove_keep_comments(tmp_path: Path) -> None:
         "glove_mcp.testing",
         "notes",
         "--stdio",
-        home=tmp_path,
+        capsys=capsys,
     )
     assert ran.status == 0, ran.err
     text = catalogue.read_text()
@@ -77,7 +80,7 @@ def test_servers_list_add_remove_keep_comments(tmp_path: Path) -> None:
     rows = json.loads(ran.out)
     assert [row["id"] for row in rows] == ["tracker", "docs", "files"]
     assert rows[1]["tags"] == ["docs"] and rows[2]["command"][-1] == "--stdio"
-    ran = run_cli("servers", "list", *common, home=tmp_path)
+    ran = in_process("servers", "list", *common, capsys=capsys)
     assert ran.out.splitlines()[1].split()[:3] == ["docs", "http", "https://docs.example.com/mcp"]
 
     for bad, expected in [
@@ -86,13 +89,13 @@ def test_servers_list_add_remove_keep_comments(tmp_path: Path) -> None:
         (("nothing",), "needs a URL"),
         (("bad__id", "https://h/mcp"), "ID: catalogue id"),
     ]:
-        ran = run_cli("servers", "add", *bad, *common, home=tmp_path)
+        ran = in_process("servers", "add", *bad, *common, capsys=capsys)
         assert ran.status == 2 and expected in ran.error_lines[0], ran.err
 
-    ran = run_cli("servers", "remove", "docs", *common, home=tmp_path)
+    ran = in_process("servers", "remove", "docs", *common, capsys=capsys)
     assert ran.status == 0 and "docs: removed" in ran.out
     assert "docs" not in catalogue.read_text() and catalogue.read_text().startswith(original)
-    ran = run_cli("servers", "remove", "docs", *common, home=tmp_path)
+    ran = in_process("servers", "remove", "docs", *common, capsys=capsys)
     assert ran.status == 2 and "no server 'docs'" in ran.err
 
 

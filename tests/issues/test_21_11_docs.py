@@ -109,7 +109,7 @@ def test_examples_read_the_commands_variables() -> None:
     assert "GLOVE_HOME" in (EXAMPLES / "_settings.py").read_text()
 
 
-@pytest.mark.parametrize("name", ["notion_agent.py", "linear_agent.py", "multi_mcp_cli.py"])
+@pytest.mark.parametrize("name", ["notion_agent.py", "multi_mcp_cli.py"])
 def test_an_example_without_a_key_says_so_in_one_line(tmp_path: Path, name: str) -> None:
     done = subprocess.run(
         [sys.executable, str(EXAMPLES / name)],

@@ -11,7 +11,7 @@ import pytest
 
 from glove_mcp.connect import connect_mcp
 from glove_mcp.errors import McpServerUnavailableError
-from tests.issues._cli21 import run_cli
+from tests.issues._cli21 import in_process, run_cli
 
 SERVER = 'name = "X"\ndescription = "d"\n'
 CASES = {
@@ -43,15 +43,28 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_a_bad_catalogue_is_refused_when_read(tmp_path: Path, case: str) -> None:
+def test_a_bad_catalogue_is_refused_when_read(
+    tmp_path: Path, case: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     text, expected = CASES[case]
     catalogue = tmp_path / "servers.toml"
     catalogue.write_text(text, encoding="utf-8")
-    ran = run_cli("servers", "list", "--catalogue", str(catalogue), home=tmp_path)
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
+    ran = in_process("servers", "list", "--catalogue", str(catalogue), capsys=capsys)
     assert ran.status == 2, ran.out
     [line] = ran.error_lines
     assert expected in line, line
     assert "Value error" not in ran.err and "Traceback" not in ran.err
+
+
+def test_the_command_refuses_a_bad_catalogue(tmp_path: Path) -> None:
+    catalogue = tmp_path / "servers.toml"
+    catalogue.write_text(CASES["duplicate"][0], encoding="utf-8")
+    for command in (("servers", "list"), ("status",)):
+        ran = run_cli(*command, "--catalogue", str(catalogue), home=tmp_path)
+        assert ran.status == 2
+        [line] = ran.error_lines
+        assert "id 'x' is already used by server #1" in line
 
 
 def test_a_missing_stdio_command_is_named(tmp_path: Path) -> None:

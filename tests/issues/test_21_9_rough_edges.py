@@ -15,11 +15,14 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from glove_mcp.adapter import SqliteMcpAdapter
 from tests.issues._cli21 import (
     Servers,
     cli,
     cli_env,
+    in_process,
     run_cli,
     servers,
     serving,
@@ -98,11 +101,14 @@ async def test_ctrl_c_at_the_prompt_shows_a_fresh_one(tmp_path: Path) -> None:
     assert "Traceback" not in err.decode()
 
 
-def test_logout_without_tokens_and_status_near_expiry(tmp_path: Path) -> None:
+def test_logout_without_tokens_and_status_near_expiry(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     ran = run_cli("logout", "notion", home=tmp_path)
     assert ran.status == 0
     assert ran.out.strip() == "notion: not logged in: there were no tokens to delete"
-    ran = run_cli("logout", "notion", "--local-only", home=tmp_path)
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
+    ran = in_process("logout", "notion", "--local-only", capsys=capsys)
     assert "there were no tokens to delete" in ran.out
     assert not (tmp_path / "oauth.json").exists()
 
