@@ -141,7 +141,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     status.add_argument(
         "--check",
         action="store_true",
-        help="connect to each server to see whether it is open, needs a login, or is down",
+        help="ask each HTTP server without tokens whether it is open, needs a login, or is down",
     )
     catalogue_and_store(status)
     json_output(status)
