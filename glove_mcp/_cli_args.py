@@ -80,6 +80,9 @@ class _Unused:
 def subcommand(
     commands: Any, name: str, summary: str, about: str, examples: str
 ) -> argparse.ArgumentParser:
+    """Add command ``name`` to ``commands`` (the subparsers action, whose ``wanted`` attribute
+    names the command this run uses, or None for all) and return its parser: with its
+    description and examples when it is wanted, else a stand-in that ignores the arguments."""
     if commands.wanted not in (name, None):
         commands.add_parser(name, help=summary, formatter_class=Formatter)
         unused: Any = _Unused()
