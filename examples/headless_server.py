@@ -5,8 +5,9 @@
     curl -N -X POST -H 'Authorization: Bearer secret' -d '{"text": "What is open in Linear?"}' \\
          http://127.0.0.1:8765/sessions/<id>/messages
 
-Environment: GLOVE_API_KEY (required), ANTHROPIC_API_KEY or GLOVE_SCRIPT=FILE, LINEAR_MCP_URL,
-GLOVE_OAUTH_FILE, GLOVE_DB (default ./agents.db), PORT (default 8765; 0 picks a free one).
+Environment: GLOVE_API_KEY (required), ANTHROPIC_API_KEY or GLOVE_SCRIPT=FILE, GLOVE_LINEAR_MCP_URL,
+GLOVE_HOME (where the tokens are), GLOVE_DB (default ./agents.db), PORT (default 8765; 0 picks
+a free one). See _settings.py.
 """
 
 from __future__ import annotations
@@ -19,36 +20,23 @@ import sys
 from contextlib import AsyncExitStack
 
 import uvicorn
+from _settings import LINEAR_URL, pick_model, token_store
 
-from glove_core import (
-    AnthropicModel,
-    EventsConfig,
-    Glove,
-    ModelAdapter,
-    ScriptedModel,
-    SqliteEventQueue,
-    SqliteStore,
-)
+from glove_core import EventsConfig, Glove, SqliteEventQueue, SqliteStore
 from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
 from glove_mcp.connect import McpClientPool
-from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+from glove_mcp.oauth import OAuthTokenSource
 from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
 
 DB = os.environ.get("GLOVE_DB", "agents.db")
-STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+STORE = token_store()
 LINEAR = McpCatalogueEntry(
     id="linear",
     name="Linear",
-    url=os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp"),
+    url=LINEAR_URL,
     description="Create, update and search issues and projects in Linear.",
 )
 SOURCE = OAuthTokenSource(STORE, "linear", LINEAR.url)
-
-
-def pick_model() -> ModelAdapter:
-    if "GLOVE_SCRIPT" in os.environ:
-        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
-    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
 
 
 async def token(server_id: str) -> str | None:
@@ -62,7 +50,7 @@ async def agent_for(
     queue = SqliteEventQueue(DB, session_id)
     stack.push_async_callback(queue.aclose)
     agent = Glove(
-        model=pick_model(),
+        model=pick_model("headless_server"),
         system_prompt="You manage the team's Linear issues. Be brief.",
         store=store,
         server_mode=True,
@@ -83,6 +71,7 @@ async def main() -> None:
     server = HeadlessServer(
         DB, os.environ.get("GLOVE_API_KEY", ""), functools.partial(agent_for, pool=pool)
     )
+    pick_model("headless_server")  # no key and no script: one line now, not at each session
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", int(os.environ.get("PORT", "8765"))))

@@ -4,23 +4,25 @@
     python examples/linear_agent.py "What is assigned to me?"
 
 Environment: ANTHROPIC_API_KEY (Claude plays the agent), or GLOVE_SCRIPT=FILE to play a
-JSON script offline (see ScriptedModel.from_json); LINEAR_MCP_URL (default
-https://mcp.linear.app/mcp); GLOVE_OAUTH_FILE (where linear_mcp_auth.py saved the tokens).
+JSON script offline (see ScriptedModel.from_json); GLOVE_LINEAR_MCP_URL (default
+https://mcp.linear.app/mcp); GLOVE_HOME (its oauth.json holds the tokens linear_mcp_auth.py or
+`glove-mcp auth linear` saved). See _settings.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 
-from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SubscriberEvent
+from _settings import LINEAR_URL, pick_model, token_store
+
+from glove_core import Glove, SubscriberEvent
 from glove_core.subscribers import ToolUse, ToolUseResult
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+from glove_mcp.oauth import OAuthTokenSource
 
-URL = os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp")
-STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+URL = LINEAR_URL
+STORE = token_store()
 LINEAR = McpCatalogueEntry(
     id="linear", name="Linear", url=URL, description="Issues, projects and cycles in Linear."
 )
@@ -37,12 +39,6 @@ class PrintTools:
                 print(f"← {name}: {result.status}")
 
 
-def pick_model() -> ModelAdapter:
-    if "GLOVE_SCRIPT" in os.environ:
-        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
-    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
-
-
 async def main(question: str) -> int:
     source = OAuthTokenSource(
         STORE, "linear", URL, login_command="python examples/linear_mcp_auth.py"
@@ -52,7 +48,7 @@ async def main(question: str) -> int:
         return await source.access_token() if await STORE.get("linear") else None
 
     agent = Glove(
-        model=pick_model(),
+        model=pick_model("linear_agent"),
         system_prompt="You work in the user's Linear workspace: issues and projects. Be brief.",
         server_mode=True,
     )

@@ -3,8 +3,8 @@
     python examples/linear_mcp_auth.py              # opens a browser
     python examples/linear_mcp_auth.py --no-browser # over SSH: paste the redirect back
 
-Environment: LINEAR_MCP_URL (default https://mcp.linear.app/mcp), GLOVE_OAUTH_FILE (default
-~/.local/share/glove/oauth.json).
+Environment: GLOVE_LINEAR_MCP_URL (default https://mcp.linear.app/mcp); GLOVE_HOME (the tokens go
+to its oauth.json, where `glove-mcp` finds them); GLOVE_OAUTH_PORT (the callback port).
 """
 
 from __future__ import annotations
@@ -13,10 +13,12 @@ import asyncio
 import os
 import sys
 
-from glove_mcp.oauth import FsOAuthStore, run_mcp_oauth
+from _settings import LINEAR_URL, token_store
 
-URL = os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp")
-STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+from glove_mcp.oauth import run_mcp_oauth
+
+URL = LINEAR_URL
+STORE = token_store()
 
 
 async def main() -> None:

@@ -7,33 +7,35 @@ subagent picks the server from the catalogue and activates it, and its tools are
 the agent's next step. Type /quit to leave.
 
 Environment: ANTHROPIC_API_KEY, or GLOVE_SCRIPT=FILE to play a JSON script offline;
-NOTION_MCP_URL, LINEAR_MCP_URL (defaults: the hosted servers); GLOVE_OAUTH_FILE.
+GLOVE_NOTION_MCP_URL, GLOVE_LINEAR_MCP_URL (defaults: the hosted servers); GLOVE_HOME (where
+the tokens are, as for `glove-mcp auth`). See _settings.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 
-from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SubscriberEvent
+from _settings import LINEAR_URL, NOTION_URL, pick_model, token_store
+
+from glove_core import Glove, SubscriberEvent
 from glove_core.subscribers import TextDelta, ToolUse, ToolUseResult
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+from glove_mcp.oauth import OAuthTokenSource
 
-STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+STORE = token_store()
 CATALOGUE = [
     McpCatalogueEntry(
         id="notion",
         name="Notion",
-        url=os.environ.get("NOTION_MCP_URL", "https://mcp.notion.com/mcp"),
+        url=NOTION_URL,
         description="Search, read and write pages and databases in Notion.",
         tags=["docs", "notes", "wiki"],
     ),
     McpCatalogueEntry(
         id="linear",
         name="Linear",
-        url=os.environ.get("LINEAR_MCP_URL", "https://mcp.linear.app/mcp"),
+        url=LINEAR_URL,
         description="Create, update and search issues and projects in Linear.",
         tags=["issues", "tickets"],
     ),
@@ -53,12 +55,6 @@ class Stream:
                 print(f"← {name}: {result.status}", flush=True)
 
 
-def pick_model() -> ModelAdapter:
-    if "GLOVE_SCRIPT" in os.environ:
-        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
-    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
-
-
 async def main() -> None:
     sources = {e.id: OAuthTokenSource(STORE, e.id, e.url) for e in CATALOGUE}
 
@@ -66,7 +62,7 @@ async def main() -> None:
         return await sources[server_id].access_token() if await STORE.get(server_id) else None
 
     agent = Glove(
-        model=pick_model(),
+        model=pick_model("multi_mcp_cli"),
         system_prompt="You help with the user's notes and "
         "issues. Use find_capability when you lack a tool. Be brief.",
         server_mode=True,

@@ -4,23 +4,25 @@
     python examples/notion_agent.py "Find the onboarding page and summarise it"
 
 Environment: ANTHROPIC_API_KEY (Claude plays the agent), or GLOVE_SCRIPT=FILE to play a
-JSON script offline (see ScriptedModel.from_json); NOTION_MCP_URL (default
-https://mcp.notion.com/mcp); GLOVE_OAUTH_FILE (where notion_mcp_auth.py saved the tokens).
+JSON script offline (the format: README, "Offline scripts"); GLOVE_NOTION_MCP_URL (default
+https://mcp.notion.com/mcp); GLOVE_HOME (its oauth.json holds the tokens notion_mcp_auth.py or
+`glove-mcp auth notion` saved). See _settings.py.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 
-from glove_core import AnthropicModel, Glove, ModelAdapter, ScriptedModel, SubscriberEvent
+from _settings import NOTION_URL, pick_model, token_store
+
+from glove_core import Glove, SubscriberEvent
 from glove_core.subscribers import ToolUse, ToolUseResult
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
+from glove_mcp.oauth import OAuthTokenSource
 
-URL = os.environ.get("NOTION_MCP_URL", "https://mcp.notion.com/mcp")
-STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
+URL = NOTION_URL
+STORE = token_store()
 NOTION = McpCatalogueEntry(
     id="notion", name="Notion", url=URL, description="Pages, databases and comments in Notion."
 )
@@ -37,12 +39,6 @@ class PrintTools:
                 print(f"← {name}: {result.status}")
 
 
-def pick_model() -> ModelAdapter:
-    if "GLOVE_SCRIPT" in os.environ:
-        return ScriptedModel.from_json(os.environ["GLOVE_SCRIPT"])
-    return AnthropicModel(os.environ.get("GLOVE_MODEL", "claude-sonnet-4-5"))
-
-
 async def main(question: str) -> int:
     source = OAuthTokenSource(
         STORE, "notion", URL, login_command="python examples/notion_mcp_auth.py"
@@ -52,7 +48,7 @@ async def main(question: str) -> int:
         return await source.access_token() if await STORE.get("notion") else None
 
     agent = Glove(
-        model=pick_model(),
+        model=pick_model("notion_agent"),
         system_prompt="You answer from the user's Notion workspace. Be brief.",
         server_mode=True,
     )

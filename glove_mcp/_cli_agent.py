@@ -6,11 +6,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import socket
 import sys
 import time
 from contextlib import AsyncExitStack
-from pathlib import Path
 from typing import Any
 
 from glove_core import (
@@ -22,9 +22,11 @@ from glove_core import (
     SqliteEventQueue,
     SqliteStore,
 )
-from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
-from glove_mcp._cli_errors import CliError
+from glove_mcp._cli_config import database_file, load_catalogue, open_token_store
+from glove_mcp._cli_errors import CliError, command_hint, terminal_message
+from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
 from glove_mcp._cli_prompts import handle_prompt_command
+from glove_mcp._cli_script import load_script, read_script
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._console_prompts import ElicitationPrompter
 from glove_mcp._http import McpClientPool
@@ -33,7 +35,7 @@ from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource
 
-__all__ = ["chat", "demo", "load_script", "serve"]
+__all__ = ["chat", "demo", "serve"]
 
 CHAT_PROMPT = (
     "You are a helpful assistant with access to the user's tools through MCP servers. When you "
@@ -47,32 +49,42 @@ class _StoredLogin:
     (the server then answers 401 and discovery names the login command); refreshed silently
     afterwards, and after a 401."""
 
-    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry) -> None:
+    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry, login: str) -> None:
         self._store = store
         self._id = entry.id
-        self._source = OAuthTokenSource(
-            store, entry.id, entry.url, login_command=f"glove-mcp auth {entry.id}"
-        )
+        self._source = OAuthTokenSource(store, entry.id, entry.url, login_command=login)
 
     async def access_token(self, *, force_refresh: bool = False) -> str | None:
-        if await self._store.get(self._id) is None:
+        state = await self._store.get(self._id)
+        if state is None or state.tokens is None:
+            # No login (or one that never finished): send nothing rather than fail every
+            # request with a warning; the server's 401 makes discovery name the login.
             return None
         return await self._source.access_token(force_refresh=force_refresh)
 
 
-def _token_lookup(store: OAuthStore, entries: list[McpCatalogueEntry]) -> dict[str, Any]:
-    return {e.id: _StoredLogin(store, e) for e in entries}
+def _with_login_hints(
+    entries: list[McpCatalogueEntry], args: argparse.Namespace
+) -> list[McpCatalogueEntry]:
+    """Entries whose login advice (what discovery tells the model to tell the user) is the
+    ``glove-mcp auth`` command with this run's ``--catalogue`` and ``--store``."""
+    hinted = []
+    for entry in entries:
+        if "login_command" in entry.metadata or entry.command:
+            hinted.append(entry)
+            continue
+        metadata = {**entry.metadata, "login_command": command_hint(args, "auth", entry.id)}
+        hinted.append(entry.model_copy(update={"metadata": metadata}))
+    return hinted
 
 
-def load_script(path: str) -> ScriptedModel:
-    """A ScriptedModel from a JSON script file (see ``ScriptedModel.from_json``)."""
-    try:
-        return ScriptedModel.from_json(path)
-    except ValueError as exc:
-        raise CliError(str(exc), 2) from None
+def _token_lookup(
+    store: OAuthStore, entries: list[McpCatalogueEntry], args: argparse.Namespace
+) -> dict[str, Any]:
+    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id)) for e in entries}
 
 
-def _model(args: argparse.Namespace) -> ModelAdapter:
+def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:
     if args.script:
         return load_script(args.script)
     key = os.environ.get("ANTHROPIC_API_KEY")
@@ -83,21 +95,22 @@ def _model(args: argparse.Namespace) -> ModelAdapter:
         )
     from glove_core.models.anthropic import AnthropicModel
 
-    return AnthropicModel(args.model, api_key=key)
+    return AnthropicModel(args.model, api_key=key, retry=retrying_policy(progress))
 
 
 # -- chat ------------------------------------------------------------------------------------
 
 
 async def chat(args: argparse.Namespace) -> int:
-    entries = load_catalogue(args.catalogue)
-    model = _model(args)
+    entries = _with_login_hints(load_catalogue(args.catalogue), args)
+    progress = Progress(sys.stderr)
+    model = _model(args, progress)
     store = open_token_store(args.store)
-    db = Path(args.db) if args.db else data_dir() / "chat.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
+    db = database_file(args.db, "chat.db")
     session = args.session or time.strftime("chat-%Y%m%d-%H%M%S")
     out = sys.stdout
     async with AsyncExitStack() as stack:
+        stack.callback(progress.close)
         conversation = await stack.enter_async_context(SqliteStore(db, session))
         # An explicit display manager: the terminal answers what servers ask through it.
         display = DisplayManager()
@@ -109,20 +122,28 @@ async def chat(args: argparse.Namespace) -> int:
             server_mode=args.server_mode,
         )
         stack.push_async_callback(glove.aclose)
-        printer = ConsolePrinter(out, color=out.isatty())
+        printer = ConsolePrinter(out, color=color_wanted(out), progress=progress)
         glove.add_subscriber(printer)
         if not args.server_mode:
             # Elicitations (forms, URLs to open) are asked in the terminal, one at a time; the
             # chat loop is waiting on the request meanwhile, so the two never read stdin together.
             prompter = ElicitationPrompter(display, out, before=printer.end_turn)
             stack.callback(prompter.attach())
-        adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries))
-        out.write(f"session {session} (resume with --session {session}); connecting…\n")
+        adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries, args))
+        resume = command_hint(args, "chat", "--session", session)
+        if args.db:
+            resume += f" --db {shlex.quote(args.db)}"
+        out.write(f"session {session} (resume with: {resume})\n")
         out.flush()
-        for server_id in await adapter.get_active():
-            if any(e.id == server_id for e in entries) and await store.get(server_id) is None:
-                out.write(f"no token for {server_id}: run `glove-mcp auth {server_id}`\n")
-        mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+        active_ids = await adapter.get_active()
+        for server_id in active_ids:
+            entry = next((e for e in entries if e.id == server_id), None)
+            if entry is not None and entry.url and await store.get(server_id) is None:
+                hint = command_hint(args, "auth", server_id)
+                out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
+        doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
+        with progress.step(doing):
+            mount = await mount_mcp(glove, adapter=adapter, entries=entries)
         stack.push_async_callback(mount.aclose)
         glove.build()
         active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
@@ -131,15 +152,28 @@ async def chat(args: argparse.Namespace) -> int:
         async def command(text: str) -> str | None:
             return await handle_prompt_command(text, mount, out)
 
-        await chat_loop(glove, printer, out, command)
+        def explain(error: Exception) -> str:
+            return terminal_message(error, args)[0]
+
+        await chat_loop(glove, printer, out, command, explain=explain)
     return 0
 
 
 async def demo(args: argparse.Namespace) -> int:
     from glove_mcp._demo import run_demo
 
-    key = None if args.offline else os.environ.get("ANTHROPIC_API_KEY")
-    return await run_demo(sys.stdout, api_key=key, interactive=not args.no_interactive)
+    key = os.environ.get("ANTHROPIC_API_KEY")
+    progress = Progress(sys.stderr)
+    try:
+        return await run_demo(
+            sys.stdout,
+            api_key=None if args.offline else key,
+            interactive=not args.no_interactive,
+            offline_reason="--offline given" if args.offline and key else None,
+            progress=progress,
+        )
+    finally:
+        progress.close()
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -155,17 +189,18 @@ async def serve(args: argparse.Namespace) -> int:
             "clients must send",
             2,
         )
-    entries = load_catalogue(args.catalogue)
+    entries = _with_login_hints(load_catalogue(args.catalogue), args)
+    # Checked now, not at the first session: a bad script is one line and exit status 2.
+    script = read_script(args.script) if args.script else None
     store = open_token_store(args.store)
-    db = Path(args.db) if args.db else data_dir() / "server.db"
-    db.parent.mkdir(parents=True, exist_ok=True)
-    shared_model = None if args.script else _model(args)
+    db = database_file(args.db, "server.db")
+    shared_model = None if script else _model(args, Progress(enabled=False))
     # One token source per server for every session: refreshes stay single-flight and a
     # reopened session does not start from scratch.
-    tokens = _token_lookup(store, entries)
+    tokens = _token_lookup(store, entries, args)
 
     async def factory(session_id: str, conversation: SqliteStore, stack: AsyncExitStack) -> Glove:
-        model = load_script(args.script) if args.script else shared_model
+        model = ScriptedModel.from_json(script) if script else shared_model
         assert model is not None
         # Events wait in the server's database: one answered "deferred" survives the session
         # being closed or the server restarting, and its id stays known (duplicates refused).

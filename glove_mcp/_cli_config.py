@@ -13,17 +13,23 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Literal, TypeAlias
 
+    from pydantic import ValidationError
+
     from glove_mcp.catalogue import McpCatalogueEntry
     from glove_mcp.oauth import OAuthStore
 
 __all__ = [
     "DEFAULT_SERVERS",
     "CatalogueFileError",
+    "catalogue_file_name",
     "data_dir",
     "data_dir_name",
+    "database_file",
     "default_catalogue",
+    "entries_from_toml",
     "load_catalogue",
     "open_token_store",
+    "private_file",
     "token_file",
     "token_file_name",
 ]
@@ -62,6 +68,9 @@ def default_catalogue() -> list[McpCatalogueEntry]:
 class CatalogueFileError(GloveMcpError):
     """A catalogue file could not be read."""
 
+    exit_status = 2
+    """A configuration mistake: the command exits with status 2, as for a bad argument."""
+
     def __init__(self, path: Path, problem: str) -> None:
         self.path = path
         super().__init__(f"catalogue {str(path)!r}: {problem}")
@@ -85,44 +94,111 @@ def data_dir() -> Path:
     return Path(data_dir_name())
 
 
+def catalogue_file_name() -> str:
+    """The catalogue used when no ``--catalogue`` is given, if it exists:
+    ``servers.toml`` in the data directory (``glove-mcp servers add`` creates it)."""
+    return os.path.join(data_dir_name(), "servers.toml")
+
+
 def load_catalogue(path: str | Path | None) -> list[McpCatalogueEntry]:
-    """Read a TOML catalogue (``[[servers]]`` tables), or the built-in one when ``path`` is
-    None.
+    """Read a TOML catalogue (``[[servers]]`` tables); with ``path`` None, the data
+    directory's ``servers.toml`` if there is one, else the built-in catalogue.
 
     Raises:
-        CatalogueFileError: the file is missing, not TOML, or an entry is invalid.
+        CatalogueFileError: the file is missing, not TOML, or an entry is invalid (the
+            message names the entry and the field).
     """
-    if path is None:
-        return default_catalogue()
     import tomllib
     from pathlib import Path
 
-    from pydantic import ValidationError
-
-    from glove_mcp.catalogue import McpCatalogueEntry
-
+    if path is None:
+        if not os.path.exists(catalogue_file_name()):
+            return default_catalogue()
+        path = catalogue_file_name()
     file = Path(path).expanduser()
     try:
         data = tomllib.loads(file.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise CatalogueFileError(file, "no such file") from None
+    except IsADirectoryError:
+        raise CatalogueFileError(file, "is a folder, not a file") from None
+    except PermissionError:
+        raise CatalogueFileError(file, "permission denied") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise CatalogueFileError(file, f"not valid TOML ({exc})") from None
+    return entries_from_toml(data, file)
+
+
+def entries_from_toml(data: dict[str, object], file: Path) -> list[McpCatalogueEntry]:
+    """The entries of a parsed catalogue document, checked as ``load_catalogue`` does."""
+    from pydantic import ValidationError
+
+    from glove_mcp.catalogue import McpCatalogueEntry
+
     servers = data.get("servers")
     if not isinstance(servers, list) or not servers:
         raise CatalogueFileError(file, "expected one or more [[servers]] tables")
-    entries = []
+    entries: list[McpCatalogueEntry] = []
+    seen: dict[str, int] = {}
     for position, raw in enumerate(servers, start=1):
+        name = raw.get("id") if isinstance(raw, dict) else None
+        label = f"server #{position}" + (f" ({name!r})" if isinstance(name, str) else "")
         try:
-            entries.append(McpCatalogueEntry.model_validate(raw))
+            entry = McpCatalogueEntry.model_validate(raw)
         except ValidationError as exc:
-            first = exc.errors(include_url=False)[0]
-            where = ".".join(str(p) for p in first["loc"]) or "entry"
-            raise CatalogueFileError(file, f"server #{position}: {where}: {first['msg']}") from None
-    ids = [e.id for e in entries]
-    if len(set(ids)) != len(ids):
-        raise CatalogueFileError(file, "server ids must be unique")
+            raise CatalogueFileError(file, f"{label}: {_first_problem(exc)}") from None
+        if entry.id in seen:
+            raise CatalogueFileError(
+                file,
+                f"server #{position}: id {entry.id!r} is already used by server "
+                f"#{seen[entry.id]}; ids must be unique",
+            )
+        seen[entry.id] = position
+        entries.append(entry)
     return entries
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """The first validation problem, worded for a person editing the file."""
+    first = exc.errors(include_url=False)[0]
+    where = ".".join(str(p) for p in first["loc"])
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        return f"unknown field {where!r}"
+    if kind == "missing":
+        return f"{where} is missing"
+    message = str(first["msg"])
+    # A validator's own ValueError reads "Value error, <our text>": the prefix is pydantic's.
+    for prefix in ("Value error, ", "Assertion failed, "):
+        message = message.removeprefix(prefix)
+    return f"{where}: {message}" if where else message
+
+
+def database_file(given: str | None, default_name: str) -> Path:
+    """The SQLite file of ``--db`` (or ``default_name`` in the data directory), created
+    private (``private_file``) if it does not exist yet."""
+    from pathlib import Path
+
+    return private_file(Path(given).expanduser() if given else data_dir() / default_name)
+
+
+def private_file(path: Path) -> Path:
+    """``path``, created empty with mode 0600 if it does not exist (its missing folders
+    0700), so that a database holding conversations is readable by its owner only, like the
+    token file. An existing file keeps its mode: it is the user's."""
+    from glove_mcp.oauth._private_files import make_private_dirs
+
+    make_private_dirs(path.parent)
+    try:
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path
+    except OSError as exc:
+        from glove_mcp._cli_errors import CliError
+
+        raise CliError(f"cannot create {str(path)!r}: {exc.strerror or exc}", 2) from None
+    os.close(descriptor)
+    return path
 
 
 def open_token_store(kind: StoreKind = "file") -> OAuthStore:

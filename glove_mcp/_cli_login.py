@@ -4,10 +4,16 @@ revokes the tokens at the authorization server before deleting them."""
 from __future__ import annotations
 
 import argparse
+import errno
+import json
 import os
+import sys
+from pathlib import Path
 
-from glove_mcp._cli_config import load_catalogue, open_token_store
-from glove_mcp._cli_errors import CliError
+from glove_mcp._cli_config import load_catalogue, open_token_store, token_file
+from glove_mcp._cli_errors import CliError, command_hint, in_flags
+from glove_mcp._cli_probe import Reach, probe, stdio_problem
+from glove_mcp._cli_progress import Progress
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
 from glove_mcp.oauth import OAuthTokenSource, run_mcp_oauth
@@ -21,20 +27,6 @@ def entry_named(entries: list[McpCatalogueEntry], server_id: str) -> McpCatalogu
             return entry
     known = ", ".join(e.id for e in entries)
     raise CliError(f"no server {server_id!r} in the catalogue (known: {known})", 2)
-
-
-# What a login error advises in the library's words, and the same in this command's flags.
-_FLAG_ADVICE = (
-    ("open_browser=False and paste", "--no-browser and paste"),
-    ("pass it as pre_registered_client", "pass it with --client-id (and --client-secret-env)"),
-    ("connect to it without OAuth", "it needs no `glove-mcp auth`"),
-)
-
-
-def _in_flags(message: str) -> str:
-    for library, command in _FLAG_ADVICE:
-        message = message.replace(library, command)
-    return message
 
 
 def _pre_registered(args: argparse.Namespace) -> dict[str, str] | None:
@@ -51,36 +43,126 @@ def _pre_registered(args: argparse.Namespace) -> dict[str, str] | None:
     return client
 
 
+def _needs_no_login(entry: McpCatalogueEntry, reach: Reach | None) -> str | None:
+    """Why ``entry`` needs no ``glove-mcp auth``, or None when it does."""
+    if entry.command:
+        program = " ".join(entry.command)
+        problem = stdio_problem(entry)
+        note = f"; note: {problem}" if problem else ""
+        return (
+            f"a stdio server (the command `{program}` starts it), so it needs no login; "
+            f"nothing was saved{note}"
+        )
+    if reach is not None and reach.access == "open":
+        return (
+            f"{entry.url} answers without a login ({reach.detail}), so it needs none; nothing "
+            "was saved"
+        )
+    return None
+
+
 async def auth(args: argparse.Namespace) -> int:
     entry = entry_named(load_catalogue(args.catalogue), args.id)
+    plain = _needs_no_login(entry, None)
+    if plain is not None:
+        print(f"{entry.id}: {plain}")
+        return 0
+    client = _pre_registered(args)
+    progress = Progress(sys.stderr)
+    try:
+        # Asked first, without credentials: a server that needs no login (or cannot give
+        # one) is told plainly, and nothing is written to the token store.
+        with progress.step(f"checking {entry.url}…"):
+            reach = await probe(entry)
+        plain = _needs_no_login(entry, reach)
+        if plain is not None:
+            print(f"{entry.id}: {plain}")
+            return 0
+        if reach.access == "unreachable":
+            raise CliError(
+                f"{entry.id}: {reach.detail}; check that the server is running and that the "
+                f"catalogue's url is right, then run `{command_hint(args, 'auth', entry.id)}` "
+                "again. Nothing was saved."
+            )
+        if reach.access == "no_oauth":
+            raise CliError(
+                f"{entry.id}: {entry.url} needs credentials but does not use OAuth: "
+                f"{reach.detail}; `glove-mcp auth` cannot log in to it. Nothing was saved."
+            )
+        return await _login(args, entry, client, progress)
+    finally:
+        progress.close()
+
+
+async def _login(
+    args: argparse.Namespace,
+    entry: McpCatalogueEntry,
+    client: dict[str, str] | None,
+    progress: Progress,
+) -> int:
     store = open_token_store(args.store)
+    tokens = token_file()
+    fresh_file = args.store == "file" and not tokens.exists()
+
+    def say(text: str) -> None:
+        progress.clear()
+        print(f"  {text}", flush=True)
+
     try:
         result = await run_mcp_oauth(
             entry.url,
             store,
             entry.id,
             port=args.port,
-            pre_registered_client=_pre_registered(args),
+            pre_registered_client=client,
             open_browser=not args.no_browser,
-            on_progress=lambda text: print(f"  {text}", flush=True),
+            on_progress=say,
             timeout=args.timeout,
         )
     except OAuthCallbackTimeoutError:
         raise CliError(
-            f"{entry.id}: no approval arrived within {args.timeout:g} s; run `glove-mcp auth "
-            f"{entry.id}` again (--timeout SECONDS for longer, --no-browser to paste the "
-            "redirected URL instead)"
+            f"{entry.id}: no approval arrived within {args.timeout:g} s; run "
+            f"`{command_hint(args, 'auth', entry.id)}` again (--timeout SECONDS for longer, "
+            "--no-browser to paste the redirected URL instead)"
         ) from None
     except OAuthError as exc:
-        raise CliError(f"{entry.id}: {_in_flags(str(exc))}") from None
+        raise CliError(f"{entry.id}: {in_flags(str(exc), args, entry.id)}") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise CliError(
+                f"{entry.id}: port {args.port} for the OAuth callback is in use (another "
+                "login, or another program); pass --port N for another one, or --port 0 for "
+                "any free port",
+                2,
+            ) from None
+        raise
+    finally:
+        if fresh_file:
+            _drop_if_empty(tokens)
     tools = f", {result.tool_count} tools" if result.tool_count is not None else ""
     print(f"{entry.id}: {result.status}{tools}")
     return 0
 
 
+def _drop_if_empty(path: Path) -> None:
+    """Remove a token file this run created and left with no entry (a failed first login):
+    a failed ``auth`` leaves nothing behind."""
+    try:
+        if json.loads(path.read_text(encoding="utf-8")).get("entries") == {}:
+            path.unlink()
+    except (OSError, ValueError, AttributeError):
+        return
+
+
 async def logout(args: argparse.Namespace) -> int:
     entry = entry_named(load_catalogue(args.catalogue), args.id)
     store = open_token_store(args.store)
+    state = await store.get(entry.id)
+    if state is None or state.tokens is None:
+        if state is not None:
+            await store.delete(entry.id)  # a login that never finished: nothing to revoke
+        print(f"{entry.id}: not logged in: there were no tokens to delete")
+        return 0
     if args.local_only:
         await store.delete(entry.id)
         print(f"{entry.id}: logged out (tokens deleted here, not revoked at the server)")
@@ -90,20 +172,18 @@ async def logout(args: argparse.Namespace) -> int:
     try:
         outcome = await OAuthTokenSource(store, entry.id, entry.url).revoke()
     except OAuthRevocationError as exc:
+        again = command_hint(args, "logout", entry.id)
         raise CliError(
             f"{entry.id}: {exc.reason} at {exc.endpoint}: the tokens were not revoked and are "
-            f"kept; run `glove-mcp logout {entry.id}` again, or `glove-mcp logout {entry.id} "
-            "--local-only` to delete them here anyway"
+            f"kept; run `{again}` again, or `{again} --local-only` to delete them here anyway"
         ) from None
     await store.delete(entry.id)
-    if outcome == "revoked":
-        print(f"{entry.id}: logged out (tokens revoked at the server and deleted)")
-    elif outcome == "no_revocation_endpoint":
+    if outcome == "no_revocation_endpoint":
         print(
             f"{entry.id}: logged out (tokens deleted; the server offers no revocation, so "
             "they stay valid there until they expire: remove the app's access in the "
             "provider's account settings to end them now)"
         )
     else:
-        print(f"{entry.id}: not logged in (no tokens stored)")
+        print(f"{entry.id}: logged out (tokens revoked at the server and deleted)")
     return 0

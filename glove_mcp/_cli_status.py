@@ -1,4 +1,5 @@
-"""``glove-mcp status``: which catalogue servers have tokens, and when they expire.
+"""``glove-mcp status``: which catalogue servers have tokens, and when they expire; which
+need no login (stdio servers; with ``--check``, open servers); ``--json`` for scripts.
 
 The common case (a catalogue file or the built-in one, and the token file) is read with the
 standard library alone, so the command answers about as fast as the interpreter starts;
@@ -8,11 +9,10 @@ readers, which give the precise error.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 
-from glove_mcp._cli_config import DEFAULT_SERVERS, token_file_name
+from glove_mcp._cli_config import DEFAULT_SERVERS, catalogue_file_name, token_file_name
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -29,21 +29,27 @@ class _Unusual(Exception):
 
 
 def status(args: argparse.Namespace) -> int:
-    """Print one line per catalogue server."""
+    """Print one line per catalogue server (or, with ``--json``, one JSON list)."""
     try:
-        ids = _catalogue_ids(args.catalogue)
+        servers = _catalogue_servers(args.catalogue)
         logins = _logins(args.store)
     except _Unusual:
         import asyncio
 
         return asyncio.run(_status_in_full(args))
-    for server_id in ids:
-        print(_line(server_id, logins.get(server_id)))
+    if args.check:
+        import asyncio
+
+        return asyncio.run(_status_checked(args, servers, logins))
+    _report(args, [_row(args, server, logins.get(server["id"])) for server in servers])
     return 0
 
 
-def _catalogue_ids(path: str | None) -> list[str]:
+def _catalogue_servers(path: str | None) -> list[dict[str, Any]]:
+    """Each server's id, url and command, read with the standard library alone."""
     servers: Any = list(DEFAULT_SERVERS)
+    if path is None and os.path.exists(catalogue_file_name()):
+        path = catalogue_file_name()
     if path is not None:
         import tomllib  # only for a catalogue file: it costs several ms to import
 
@@ -52,18 +58,22 @@ def _catalogue_ids(path: str | None) -> list[str]:
                 servers = tomllib.loads(file.read())["servers"]
         except (OSError, ValueError, KeyError, TypeError):
             raise _Unusual from None
-    ids: list[str] = []
+    found: list[dict[str, Any]] = []
     for raw in servers if isinstance(servers, list) else ():
         if not isinstance(raw, dict) or not all(
             isinstance(raw.get(field), str) for field in ("id", "name", "description")
         ):
             raise _Unusual
-        if not isinstance(raw.get("url"), str) and not isinstance(raw.get("command"), list):
-            raise _Unusual
-        ids.append(raw["id"])
+        url, command = raw.get("url", ""), raw.get("command", [])
+        plain_url = isinstance(url, str) and url.startswith(("http://", "https://"))
+        plain_command = isinstance(command, list) and all(isinstance(c, str) for c in command)
+        if not (plain_url and not command) and not (plain_command and command and not url):
+            raise _Unusual  # let the full reader say what is wrong with it
+        found.append({"id": raw["id"], "url": url, "command": command})
+    ids = [server["id"] for server in found]
     if not ids or len(set(ids)) != len(ids):
         raise _Unusual
-    return ids
+    return found
 
 
 def _logins(store: str) -> dict[str, dict[str, Any]]:
@@ -72,10 +82,16 @@ def _logins(store: str) -> dict[str, dict[str, Any]]:
         raise _Unusual
     try:
         with open(token_file_name(), "rb") as file:
-            doc = json.loads(file.read())
+            raw = file.read()
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError):
+    except OSError:
+        raise _Unusual from None
+    import json  # only when there is a token file
+
+    try:
+        doc = json.loads(raw)
+    except ValueError:
         raise _Unusual from None
     if not isinstance(doc, dict) or (doc.get("format"), doc.get("version")) != _TOKEN_FILE_FORMAT:
         raise _Unusual
@@ -96,34 +112,142 @@ def _logins(store: str) -> dict[str, dict[str, Any]]:
     return logins
 
 
-def _line(server_id: str, tokens: dict[str, Any] | None) -> str:
-    if tokens is None:
-        return f"{server_id:<16} not logged in   (glove-mcp auth {server_id})"
-    refresh = "refreshable" if tokens.get("refresh_token") else "no refresh token"
-    expires_at = tokens.get("expires_at")
-    now = time.time()
-    if expires_at is None:
-        when = "no expiry given"
-    elif expires_at > now:
-        when = f"expires in {_duration(expires_at - now)}"
+def _row(
+    args: argparse.Namespace,
+    server: dict[str, Any],
+    tokens: dict[str, Any] | None,
+    checked: tuple[str, str] | None = None,
+) -> dict[str, Any]:
+    """What ``status`` says about one server, as the JSON object ``--json`` prints."""
+    from glove_mcp._cli_errors import command_hint
+
+    row: dict[str, Any] = {
+        "id": server["id"],
+        "transport": "stdio" if server["command"] else "http",
+        "url": server["url"] or None,
+        "command": server["command"] or None,
+        "state": "no_tokens",
+        "expires_at": None,
+        "refreshable": None,
+        "detail": None,
+        "login_command": command_hint(args, "auth", server["id"]),
+    }
+    if server["command"]:
+        row.update(state="no_login_needed", login_command=None)
+        import shutil
+
+        if shutil.which(server["command"][0]) is None:
+            row["detail"] = f"command {server['command'][0]!r} not found"
+    elif tokens is not None:
+        row.update(
+            state="logged_in",
+            expires_at=tokens.get("expires_at"),
+            refreshable=bool(tokens.get("refresh_token")),
+        )
+    elif checked is not None:
+        state, detail = checked
+        row.update(state=state, detail=detail or None)
+        if state in ("no_login_needed", "unreachable", "no_oauth"):
+            row["login_command"] = None
+    return row
+
+
+def _line(row: dict[str, Any]) -> str:
+    state = row["state"]
+    if state == "logged_in":
+        expires_at = row["expires_at"]
+        now = time.time()
+        if expires_at is None:
+            when = "no expiry given"
+        elif expires_at - now >= 60:
+            when = f"expires in {_duration(expires_at - now)}"
+        elif expires_at > now:
+            when = "expires in under a minute"
+        elif now - expires_at < 60:
+            when = "expired less than a minute ago"
+        else:
+            when = f"expired {_duration(now - expires_at)} ago"
+        refresh = "refreshable" if row["refreshable"] else "no refresh token"
+        text = f"logged in        {when}, {refresh}"
+    elif state == "no_login_needed":
+        text = "no login needed  " + ("(stdio server)" if row["transport"] == "stdio" else "(open)")
+    elif state == "needs_login":
+        text = f"not logged in    (run: {row['login_command']})"
+    elif state == "unreachable":
+        text = "unreachable"
+    elif state == "no_oauth":
+        text = "needs a token    (not through OAuth)"
     else:
-        when = f"expired {_duration(now - expires_at)} ago"
-    return f"{server_id:<16} logged in       {when}, {refresh}"
+        text = f"not logged in    ({row['login_command']}, if it needs a login)"
+    detail = f"  [{row['detail']}]" if row["detail"] else ""
+    return f"{row['id']:<16} {text}{detail}"
+
+
+def _report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
+    if args.json:
+        import json
+
+        print(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        print(_line(row))
 
 
 async def _status_in_full(args: argparse.Namespace) -> int:
     from glove_mcp._cli_config import load_catalogue, open_token_store
 
     store = open_token_store(args.store)
+    servers: list[dict[str, Any]] = []
+    logins: dict[str, dict[str, Any]] = {}
     for entry in load_catalogue(args.catalogue):
+        servers.append({"id": entry.id, "url": entry.url, "command": entry.command})
         state = await store.get(entry.id)
         tokens = state.tokens if state else None
-        seen = (
-            None
-            if tokens is None
-            else {"expires_at": tokens.expires_at, "refresh_token": tokens.refresh_token}
+        if tokens is not None:
+            logins[entry.id] = {
+                "expires_at": tokens.expires_at,
+                "refresh_token": tokens.refresh_token,
+            }
+    if args.check:
+        return await _status_checked(args, servers, logins)
+    _report(args, [_row(args, server, logins.get(server["id"])) for server in servers])
+    return 0
+
+
+async def _status_checked(
+    args: argparse.Namespace,
+    servers: list[dict[str, Any]],
+    logins: dict[str, dict[str, Any]],
+) -> int:
+    """``--check``: ask each HTTP server without tokens, at once, what it needs."""
+    import asyncio
+
+    from glove_mcp._cli_probe import probe
+    from glove_mcp._cli_progress import Progress
+    from glove_mcp.catalogue import McpCatalogueEntry
+
+    states = {"open": "no_login_needed", "oauth": "needs_login"}
+
+    async def check(server: dict[str, Any]) -> tuple[str, str] | None:
+        if server["command"] or server["id"] in logins:
+            return None
+        entry = McpCatalogueEntry(
+            id=server["id"], name=server["id"], description="", url=server["url"]
         )
-        print(_line(entry.id, seen))
+        reach = await probe(entry, timeout=10)
+        return states.get(reach.access, reach.access), reach.detail
+
+    progress = Progress(enabled=not args.json)
+    try:
+        with progress.step("asking the servers…"):
+            checked = await asyncio.gather(*(check(server) for server in servers))
+    finally:
+        progress.close()
+    rows = [
+        _row(args, server, logins.get(server["id"]), found)
+        for server, found in zip(servers, checked, strict=True)
+    ]
+    _report(args, rows)
     return 0
 
 

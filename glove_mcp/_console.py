@@ -20,11 +20,15 @@ from glove_core.subscribers import (
     ToolUse,
     ToolUseResult,
 )
+from glove_mcp._cli_progress import Progress
 from glove_mcp.events import McpLog, McpProgress
 
 _LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
 
-__all__ = ["ConsolePrinter", "chat_loop", "plain", "shorten"]
+__all__ = ["PROMPT", "ConsolePrinter", "chat_loop", "plain", "shorten"]
+
+PROMPT = "you> "
+"""What the chat shows when it waits for a line."""
 
 
 # Servers write much of what is shown (results, progress, logs, forms); escape sequences in
@@ -45,18 +49,29 @@ def shorten(value: Any, limit: int = 160) -> str:
 
 
 class ConsolePrinter:
-    """A subscriber that prints what the agent does as it happens."""
+    """A subscriber that prints what the agent does as it happens.
 
-    def __init__(self, out: TextIO, *, color: bool = False) -> None:
+    Args:
+        out: where the agent's words, tool calls and results go.
+        color: paint them (a terminal without ``NO_COLOR``).
+        progress: the indicator shown while the model thinks or a tool runs; erased before
+            each line.
+    """
+
+    def __init__(
+        self, out: TextIO, *, color: bool = False, progress: Progress | None = None
+    ) -> None:
         self._out = out
         self._color = color
         self._depth = 0
         self._mid_line = False
+        self.progress = progress if progress is not None else Progress(enabled=False)
 
     def _paint(self, text: str, code: str) -> str:
         return f"\x1b[{code}m{text}\x1b[0m" if self._color else text
 
     def _line(self, text: str) -> None:
+        self.progress.clear()
         if self._mid_line:
             self._out.write("\n")
             self._mid_line = False
@@ -65,6 +80,7 @@ class ConsolePrinter:
 
     def end_turn(self) -> None:
         """Finish a streamed line, if one is open."""
+        self.progress.clear()
         if self._mid_line:
             self._out.write("\n")
             self._mid_line = False
@@ -72,6 +88,7 @@ class ConsolePrinter:
 
     async def record(self, event: SubscriberEvent) -> None:
         if isinstance(event, TextDelta):
+            self.progress.clear()
             if not self._mid_line:
                 prefix = "  " * self._depth + ("subagent: " if self._depth else "agent: ")
                 self._out.write(self._paint(prefix, "1"))
@@ -80,6 +97,7 @@ class ConsolePrinter:
             self._out.flush()
         elif isinstance(event, ToolUse):
             self._line(self._paint(f"→ {event.name}({shorten(event.input, 100)})", "36"))
+            self.progress.show(f"running {shorten(event.name, 60)}…")
         elif isinstance(event, ToolUseResult):
             result = event.result
             if result.status == "success":
@@ -87,6 +105,7 @@ class ConsolePrinter:
             else:
                 detail = shorten(result.message or result.data)
                 self._line(self._paint(f"← {event.name} [{result.status}]: {detail}", "31"))
+            self.progress.show("thinking…")
         elif isinstance(event, McpProgress):
             of = f"/{event.total:g}" if event.total is not None else ""
             said = f" {shorten(event.message, 80)}" if event.message else ""
@@ -109,23 +128,33 @@ async def chat_loop(
     printer: ConsolePrinter,
     out: TextIO,
     command: Callable[[str], Awaitable[str | None]] | None = None,
+    *,
+    explain: Callable[[Exception], str] = str,
 ) -> None:
     """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
 
     ``command(line)`` sees every line first and returns the request to send (the line itself
     when it is no command), or None when it answered the line itself (``/prompts``).
 
-    Ctrl-C aborts the request in progress; the conversation so far is kept.
+    ``explain(error)`` words a failed request's error for the terminal.
+
+    Ctrl-C aborts the request in progress (the conversation so far is kept); at the prompt it
+    drops the line being typed and shows a fresh prompt, as a shell does. Ctrl-D (end of
+    input) or ``/quit`` leaves.
     """
     loop = asyncio.get_running_loop()
     current: list[AbortController] = []
+    hinted: list[bool] = []
 
     def interrupt() -> None:
         if current:
             current[0].abort("interrupted with Ctrl-C")
-        else:
-            out.write("\n(Ctrl-C: type /quit to leave)\n")
-            out.flush()
+            return
+        # The terminal discards the typed line itself on Ctrl-C; redraw the prompt.
+        out.write("\n" if hinted else "\n(Ctrl-D or /quit to leave)\n")
+        hinted.append(True)
+        out.write(PROMPT)
+        out.flush()
 
     installed = True
     try:
@@ -134,7 +163,7 @@ async def chat_loop(
         installed = False  # not the main thread, or a platform without signal handlers
     try:
         while True:
-            out.write("you> ")
+            out.write(PROMPT)
             out.flush()
             line = await asyncio.to_thread(sys.stdin.readline)
             if not line:
@@ -152,6 +181,7 @@ async def chat_loop(
                 text = request
             controller = AbortController()
             current[:] = [controller]
+            printer.progress.show("thinking…")
             try:
                 await glove.process_request(text, signal=controller.signal)
             except AbortError:
@@ -159,7 +189,7 @@ async def chat_loop(
                 out.write("(aborted; the conversation is kept)\n")
             except GloveError as exc:
                 printer.end_turn()
-                out.write(f"error: {exc}\n")
+                out.write(f"error: {explain(exc)}\n")
             finally:
                 current.clear()
             printer.end_turn()

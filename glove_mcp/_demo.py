@@ -28,6 +28,7 @@ from glove_core import (
     ToolCall,
 )
 from glove_core.models.scripted import ScriptItem
+from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp.adapter import MemoryMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -111,8 +112,24 @@ async def _browse(url: str) -> None:
             response = await client.get(urljoin(str(response.url), response.headers["location"]))
 
 
-async def run_demo(out: TextIO, *, api_key: str | None, interactive: bool) -> int:
-    """Run the demo; returns the exit status."""
+async def run_demo(
+    out: TextIO,
+    *,
+    api_key: str | None,
+    interactive: bool,
+    offline_reason: str | None = None,
+    progress: Progress | None = None,
+) -> int:
+    """Run the demo; returns the exit status.
+
+    Args:
+        out: where the demo writes.
+        api_key: Claude plays the agent with this key; None: the scripted model.
+        interactive: with Claude, go on chatting after the scripted question.
+        offline_reason: why there is no key although one is set (``--offline``).
+        progress: the indicator shown while the model thinks.
+    """
+    progress = progress if progress is not None else Progress(enabled=False)
     from glove_mcp.testing import serve, serve_oauth_server
     from glove_mcp.testing.servers import build_tracker_server
 
@@ -122,6 +139,11 @@ async def run_demo(out: TextIO, *, api_key: str | None, interactive: bool) -> in
 
     if api_key:
         say("glove-mcp demo: Claude plays the agent (ANTHROPIC_API_KEY is set).")
+    elif offline_reason:
+        say(
+            f"glove-mcp demo: OFFLINE ({offline_reason}), so a scripted model plays the "
+            "agent's part. The servers, OAuth login, discovery and tool calls below are real."
+        )
     else:
         say(
             "glove-mcp demo: OFFLINE — no ANTHROPIC_API_KEY, so a scripted model plays the "
@@ -182,11 +204,15 @@ async def run_demo(out: TextIO, *, api_key: str | None, interactive: bool) -> in
         if api_key:
             from glove_core.models.anthropic import AnthropicModel
 
-            model = AnthropicModel(os.environ.get("GLOVE_MODEL", DEFAULT_MODEL), api_key=api_key)
+            model = AnthropicModel(
+                os.environ.get("GLOVE_MODEL", DEFAULT_MODEL),
+                api_key=api_key,
+                retry=retrying_policy(progress),
+            )
         else:
             model = ScriptedModel(demo_script())
         glove = Glove(model=model, system_prompt=SYSTEM_PROMPT, server_mode=True)
-        printer = ConsolePrinter(out, color=out.isatty())
+        printer = ConsolePrinter(out, color=color_wanted(out), progress=progress)
         glove.add_subscriber(printer)
         say("• mounting the catalogue (notes, tracker) with find_capability discovery…")
         mount = await mount_mcp(
@@ -197,6 +223,7 @@ async def run_demo(out: TextIO, *, api_key: str | None, interactive: bool) -> in
         glove.build()
 
         say(f"\nyou: {DEMO_QUESTION}")
+        progress.show("thinking…")
         await glove.process_request(DEMO_QUESTION)
         printer.end_turn()
         say(f"\n• active servers now: {', '.join(mount.loaded) or 'none'}")

@@ -102,6 +102,12 @@ def open_failure(
         if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
             return McpTimeoutError(namespace, url, what, timeout)
     for leaf in found:
+        if session.command and isinstance(leaf, FileNotFoundError | PermissionError):
+            program = session.command[0]
+            problem = "was not found" if isinstance(leaf, FileNotFoundError) else "may not run"
+            return McpServerUnavailableError(
+                namespace, url, f"the command {program!r} {problem}", program=program
+            )
         if isinstance(leaf, httpx2.TransportError | OSError):
             return McpServerUnavailableError(namespace, url, type(leaf).__name__)
     for leaf in found:

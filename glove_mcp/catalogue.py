@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -71,7 +72,8 @@ class McpCatalogueEntry(BaseModel):
             ``_b`` and ``b``).
         name: a human name, e.g. "Notion".
         description: what the server can do; discovery ranks on it.
-        url: the Streamable HTTP endpoint (leave it empty for a stdio server).
+        url: the Streamable HTTP endpoint, an ``http://`` or ``https://`` URL (leave it empty
+            for a stdio server).
         tags: categories, for discovery and tag filters.
         keywords: words and short phrases people use for what this server does, written by
             the catalogue's author ("bug", "ticket", "sprint" for an issue tracker); discovery
@@ -118,6 +120,31 @@ class McpCatalogueEntry(BaseModel):
                 "server) or command (a stdio server)"
             )
         return self
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        if not value:
+            return value
+        try:
+            parts = urlsplit(value)
+            usable = parts.scheme in ("http", "https") and bool(parts.hostname)
+        except ValueError:  # e.g. an unclosed IPv6 bracket
+            usable = False
+        if not usable or value != value.strip():
+            raise ValueError(
+                f"{value[:200]!r} is not an http:// or https:// URL (a Streamable HTTP "
+                "endpoint such as https://mcp.example.com/mcp); for a local server give "
+                "command instead"
+            )
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _check_command(cls, value: list[str]) -> list[str]:
+        if value and not value[0].strip():
+            raise ValueError("command must start with the program to run, not an empty string")
+        return value
 
     @field_validator("call_timeout", mode="before")
     @classmethod

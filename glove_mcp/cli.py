@@ -12,11 +12,21 @@ import argparse
 import importlib
 import os
 import sys
+from os import _exit as exit_now  # documented: leave without running cleanup handlers
 
-from glove_mcp._cli_errors import CliError
-from glove_mcp.errors import GloveMcpError
+from glove_mcp._cli_args import Formatter as _Formatter
+from glove_mcp._cli_args import Version as _Version
+from glove_mcp._cli_args import at_least as _at_least
+from glove_mcp._cli_args import port as _port
+from glove_mcp._cli_args import subcommand as _subcommand
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
+if TYPE_CHECKING:
+    import signal as _signal
+else:
+    # The C module behind ``signal`` (already loaded by the interpreter): the wrapper's enums
+    # cost start-up time, and only SIGINT's handler is set here.
+    import _signal
 if TYPE_CHECKING:
     from collections.abc import Callable, Coroutine, Sequence
     from typing import Any, TypeAlias
@@ -29,17 +39,32 @@ __all__ = ["main"]
 DEFAULT_MODEL = "claude-sonnet-4-5"
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
+    """The command's parser; with ``wanted``, only that command's arguments are built."""
     parser = argparse.ArgumentParser(
         prog="glove-mcp",
         description="Agents that talk to MCP servers: try the demo, log in to servers, chat, "
         "or run a headless agent server.",
+        epilog="examples:\n"
+        "  glove-mcp demo                   the whole stack locally, no keys needed\n"
+        "  glove-mcp servers list           the catalogue\n"
+        "  glove-mcp auth notion            log in to a server (a browser opens)\n"
+        "  glove-mcp chat                   talk to an agent (needs ANTHROPIC_API_KEY)\n"
+        "\n`glove-mcp COMMAND --help` describes each command. NO_COLOR=1 turns colours off.",
+        formatter_class=_Formatter,
     )
+    parser.add_argument("--version", action=_Version, help="print the version and exit")
     parser.add_argument("--debug", action="store_true", help="show tracebacks and debug logs")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    commands.wanted = wanted  # type: ignore[attr-defined]
 
-    demo = commands.add_parser(
-        "demo", help="run the whole stack locally: servers, OAuth, discovery, tools"
+    demo = _subcommand(
+        commands,
+        "demo",
+        "run the whole stack locally: servers, OAuth, discovery, tools",
+        "Start local MCP servers (one behind a local OAuth server), log in, and let an agent "
+        "discover and use them. Offline with a scripted model unless ANTHROPIC_API_KEY is set.",
+        "  glove-mcp demo\n  glove-mcp demo --offline\n",
     )
     demo.add_argument(
         "--offline",
@@ -57,25 +82,43 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "--catalogue",
             metavar="FILE",
-            help="a TOML catalogue ([[servers]] id, name, description, url, tags); "
-            "default: Notion and Linear",
+            help="a TOML catalogue ([[servers]] id, name, description, url or command, tags); "
+            "default: $GLOVE_HOME/servers.toml if it exists, else Notion and Linear",
         )
         sub.add_argument(
             "--store",
             choices=["file", "keyring"],
             default="file",
-            help="where OAuth tokens live (default: a 0600 file in the data dir)",
+            help="where OAuth tokens live: a 0600 file in the data dir, or the OS keyring",
         )
 
-    auth = commands.add_parser("auth", help="log in to a catalogue server with OAuth")
+    def json_output(sub: argparse.ArgumentParser) -> None:
+        sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+    auth = _subcommand(
+        commands,
+        "auth",
+        "log in to a catalogue server with OAuth",
+        "Log in to one catalogue server with OAuth and keep its tokens. Servers that need no "
+        "login (open HTTP servers, stdio servers) are recognised and nothing is saved.",
+        "  glove-mcp auth notion\n"
+        "  glove-mcp auth notion --no-browser          over SSH: paste the redirect back\n"
+        "  glove-mcp auth tracker --catalogue servers.toml --port 0\n",
+    )
     auth.add_argument("id", help="the catalogue id, e.g. notion")
     auth.add_argument(
         "--no-browser",
         action="store_true",
         help="print the URL and paste the redirect back (SSH, headless boxes)",
     )
-    auth.add_argument("--port", type=int, default=53683, help="callback port (default 53683)")
-    auth.add_argument("--timeout", type=float, default=300, help="seconds to wait for consent")
+    auth.add_argument("--port", type=_port, default=53683, help="callback port; 0 picks a free one")
+    auth.add_argument(
+        "--timeout",
+        type=_at_least(0, float, strict=True),
+        default=300,
+        metavar="SECONDS",
+        help="how long to wait for consent",
+    )
     auth.add_argument(
         "--client-id", metavar="ID", help="a client registered out of band (no registration)"
     )
@@ -87,12 +130,29 @@ def _parser() -> argparse.ArgumentParser:
     catalogue_and_store(auth)
     auth.set_defaults(run="_cli_login:auth")
 
-    status = commands.add_parser("status", help="show which servers have tokens, and expiry")
+    status = _subcommand(
+        commands,
+        "status",
+        "show which servers have tokens, and expiry",
+        "One line per catalogue server: logged in (and when the token expires), no tokens, "
+        "or no login needed (stdio servers). --check also asks each server.",
+        "  glove-mcp status\n  glove-mcp status --check\n  glove-mcp status --json\n",
+    )
+    status.add_argument(
+        "--check",
+        action="store_true",
+        help="ask each HTTP server without tokens whether it is open, needs a login, or is down",
+    )
     catalogue_and_store(status)
+    json_output(status)
     status.set_defaults(run="_cli_status:status")
 
-    logout = commands.add_parser(
-        "logout", help="revoke a server's tokens at its authorization server, then delete them"
+    logout = _subcommand(
+        commands,
+        "logout",
+        "revoke a server's tokens at its authorization server, then delete them",
+        "Revoke the server's tokens at its authorization server, then delete them here.",
+        "  glove-mcp logout notion\n  glove-mcp logout notion --local-only\n",
     )
     logout.add_argument("id", help="the catalogue id")
     logout.add_argument(
@@ -103,20 +163,76 @@ def _parser() -> argparse.ArgumentParser:
     catalogue_and_store(logout)
     logout.set_defaults(run="_cli_login:logout")
 
+    servers = _subcommand(
+        commands,
+        "servers",
+        "list, add and remove catalogue servers",
+        "The catalogue: the MCP servers the agent may use. `add` and `remove` edit the "
+        "--catalogue file (default $GLOVE_HOME/servers.toml, created from the built-in "
+        "servers on first use), keeping its comments.",
+        "  glove-mcp servers list\n"
+        "  glove-mcp servers add docs https://docs.example.com/mcp --description 'Our docs'\n"
+        "  glove-mcp servers add files --description 'Local files' -- \\\n"
+        "      npx -y @modelcontextprotocol/server-filesystem /tmp\n"
+        "  glove-mcp servers remove docs\n",
+    )
+    servers_commands = servers.add_subparsers(dest="action", required=True, metavar="ACTION")
+    listing = servers_commands.add_parser(
+        "list", help="the catalogue's servers", formatter_class=_Formatter
+    )
+    listing.add_argument("--catalogue", metavar="FILE", help="the catalogue file")
+    json_output(listing)
+    listing.set_defaults(run="_cli_servers:list_servers")
+    adding = servers_commands.add_parser(
+        "add",
+        help="add a server: a URL, or a command after --",
+        usage="glove-mcp servers add ID (URL | -- COMMAND [ARG ...]) [options]",
+        formatter_class=_Formatter,
+        description="Add a Streamable HTTP server by URL, or a stdio server by the command "
+        "that starts it (after --).",
+    )
+    adding.add_argument("id", help="the catalogue id (letters, digits, - and _)")
+    adding.add_argument("url", nargs="?", metavar="URL", help="a Streamable HTTP endpoint")
+    adding.add_argument("--name", help="a human name (default: the id)")
+    adding.add_argument("--description", help="what the server can do (discovery ranks on it)")
+    adding.add_argument(
+        "--tag", action="append", default=[], metavar="TAG", help="a keyword (repeatable)"
+    )
+    adding.add_argument("--catalogue", metavar="FILE", help="the catalogue file to edit")
+    adding.set_defaults(run="_cli_servers:add_server", command_line=None)
+    removing = servers_commands.add_parser(
+        "remove", help="remove a server", formatter_class=_Formatter
+    )
+    removing.add_argument("id", help="the catalogue id")
+    removing.add_argument("--catalogue", metavar="FILE", help="the catalogue file to edit")
+    removing.set_defaults(run="_cli_servers:remove_server")
+
     def model_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
             "--model",
             default=os.environ.get("GLOVE_MODEL", DEFAULT_MODEL),
-            help=f"Claude model (default {DEFAULT_MODEL}; needs ANTHROPIC_API_KEY)",
+            help=f"Claude model (default {DEFAULT_MODEL}, or $GLOVE_MODEL; needs "
+            "ANTHROPIC_API_KEY)",
         )
         sub.add_argument(
             "--script",
             metavar="FILE",
-            help="offline: replies from a JSON script instead of a model",
+            help="offline: replies from a JSON script instead of a model (see the README)",
         )
-        sub.add_argument("--db", metavar="FILE", help="the SQLite file (default: in data dir)")
+        sub.add_argument(
+            "--db", metavar="FILE", help="the SQLite file (default: in the data dir, 0600)"
+        )
 
-    chat = commands.add_parser("chat", help="an interactive agent over the catalogue")
+    chat = _subcommand(
+        commands,
+        "chat",
+        "an interactive agent over the catalogue",
+        "Talk to an agent that finds and activates catalogue servers as it needs them. "
+        "Ctrl-C stops a reply; Ctrl-D or /quit leaves.",
+        "  glove-mcp chat\n"
+        "  glove-mcp chat --session chat-20260101-120000     resume a conversation\n"
+        "  glove-mcp chat --script replies.json               offline, scripted replies\n",
+    )
     chat.add_argument("--session", metavar="ID", help="resume a conversation")
     chat.add_argument(
         "--server-mode",
@@ -127,11 +243,17 @@ def _parser() -> argparse.ArgumentParser:
     model_options(chat)
     chat.set_defaults(run="_cli_agent:chat")
 
-    serve = commands.add_parser(
-        "serve", help="a headless HTTP agent server (one agent per session)"
+    serve = _subcommand(
+        commands,
+        "serve",
+        "a headless HTTP agent server (one agent per session)",
+        "Serve agents over HTTP: POST /sessions, then POST /sessions/ID/messages. Clients "
+        "send the key from --api-key-env as a bearer token.",
+        "  GLOVE_API_KEY=secret glove-mcp serve --port 8765\n"
+        "  GLOVE_API_KEY=secret glove-mcp serve --script replies.json --port 0\n",
     )
     serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8765, help="0 picks a free port")
+    serve.add_argument("--port", type=_port, default=8765, help="0 picks a free port")
     serve.add_argument(
         "--api-key-env",
         default="GLOVE_API_KEY",
@@ -196,34 +318,36 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _at_least(low: float, kind: type[int] | type[float], *, strict: bool = False) -> Any:
-    """An argparse ``type=`` that parses ``kind`` and refuses values under ``low`` (or equal to
-    it, when ``strict``), so a bad limit is named by its flag."""
-
-    def parse(text: str) -> int | float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-        if value < low or (strict and value == low):
-            word = "more than" if strict else "at least"
-            raise argparse.ArgumentTypeError(f"must be {word} {low:g}, got {text}")
-        return value
-
-    return parse
-
-
 def _run(where: str, args: argparse.Namespace) -> int:
     module, name = where.split(":")
-    command: Command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
-    if args.debug or module != "_cli_status":
+    if module in _QUIET_MODULES:
+        command: Command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+    else:
+        # The other commands load the MCP SDK, pydantic and more (a second or two): on a
+        # terminal, show that something is happening meanwhile.
+        from glove_mcp._cli_progress import Progress
+
+        starting = Progress(sys.stderr)
+        try:
+            with starting.step("starting…"):
+                command = getattr(importlib.import_module(f"glove_mcp.{module}"), name)
+        finally:
+            starting.close()
+    if args.debug or module not in _QUIET_MODULES:
         _log_to_terminal(args.debug)
     outcome = command(args)
     if isinstance(outcome, int):
         return outcome
     import asyncio
 
+    # From here asyncio turns Ctrl-C into cancelling the command, which then cleans up
+    # (a half-done login is undone) before KeyboardInterrupt reaches ``main``.
+    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
     return asyncio.run(outcome)
+
+
+# Commands that print nothing through logging: not paying for its import keeps them fast.
+_QUIET_MODULES = frozenset({"_cli_status", "_cli_servers"})
 
 
 def _log_to_terminal(debug: bool) -> None:
@@ -236,33 +360,66 @@ def _log_to_terminal(debug: bool) -> None:
     )
     if not debug:
         # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
-        # unreadable answer) before raising them; glove turns them into one line, so the
-        # terminal shows that line only.
+        # unreadable answer) before raising them, and a login it abandons can leave a task
+        # whose failure asyncio reports at exit; glove turns the failure into one line, so
+        # the terminal shows that line only (--debug shows everything).
         logging.getLogger("mcp").setLevel(logging.CRITICAL)
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C before a command has started: nothing to clean up yet, so leave at once with one
+    line (a KeyboardInterrupt raised inside an import can be swallowed as "Exception
+    ignored" and print a traceback instead)."""
+    os.write(2, b"\ninterrupted\n")
+    exit_now(130)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """Parse ``argv``; what follows ``--`` is the command line of ``servers add``, passed
+    through untouched (its own options included)."""
+    # The first word that is no option is the command (the global options take no value).
+    parser = _parser(next((word for word in argv if not word.startswith("-")), None))
+    command_line = None
+    if "--" in argv:
+        cut = argv.index("--")
+        argv, command_line = argv[:cut], argv[cut + 1 :]
+    args = parser.parse_args(argv)
+    if command_line is not None:
+        if args.run != "_cli_servers:add_server":
+            parser.error("`--` is for `glove-mcp servers add ID -- COMMAND ...` only")
+        args.command_line = command_line
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``glove-mcp`` console script."""
-    args = _parser().parse_args(argv)
+    interactive = _signal.getsignal(_signal.SIGINT) is _signal.default_int_handler
+    if interactive:
+        _signal.signal(_signal.SIGINT, _interrupted)
     try:
+        args = _parse(list(sys.argv[1:] if argv is None else argv))
         return _run(args.run, args)
     except KeyboardInterrupt:
         print("\ninterrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``glove-mcp servers list | head``): stop quietly, as a
+        # command killed by SIGPIPE would, and keep Python from complaining at exit.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
     except Exception as exc:
         if args.debug:
             raise
-        # Imported only now: glove_core is not needed to parse arguments or to print help.
-        from glove_core.errors import GloveError
+        from glove_mcp._cli_errors import terminal_message
 
-        if isinstance(exc, CliError | GloveError | GloveMcpError):
-            print(f"glove-mcp: {exc}", file=sys.stderr)
-            return exc.status if isinstance(exc, CliError) else 1
-        print(
-            f"glove-mcp: unexpected {type(exc).__name__}: {exc} (rerun with --debug)",
-            file=sys.stderr,
-        )
-        return 1
+        message, status = terminal_message(exc, args)
+        print(f"glove-mcp: {message}", file=sys.stderr)
+        return status
+    finally:
+        if interactive:
+            _signal.signal(_signal.SIGINT, _signal.default_int_handler)
 
 
 if __name__ == "__main__":

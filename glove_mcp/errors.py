@@ -98,16 +98,24 @@ class McpConnectionError(GloveMcpError):
 
 
 class McpServerUnavailableError(McpConnectionError):
-    """Connection refused, reset or closed by the server."""
+    """Connection refused, reset or closed by the server, or a stdio command that could not
+    start (then ``program`` names it; ``reason`` says what went wrong)."""
 
-    def __init__(self, server: str, url: str, reason: str) -> None:
+    def __init__(self, server: str, url: str, reason: str, *, program: str | None = None) -> None:
         self.reason = reason
-        super().__init__(
-            server,
-            url,
-            f"MCP server {server!r} at {url} is unreachable ({reason}). Check that it is "
-            "running; the next call reconnects.",
-        )
+        self.program = program
+        if program is not None:
+            message = (
+                f"MCP server {server!r} could not be started: {reason}. Install it, or fix "
+                "the command of its catalogue entry; the next call tries again."
+            )
+        else:
+            where = f"at {url}" if url else "(stdio)"
+            message = (
+                f"MCP server {server!r} {where} is unreachable ({reason}). Check that it is "
+                "running; the next call reconnects."
+            )
+        super().__init__(server, url, message)
 
 
 class McpTimeoutError(McpConnectionError):

@@ -21,7 +21,7 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 def env(tmp_path: Path, **extra: str) -> dict[str, str]:
     values = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
-    values.update(GLOVE_OAUTH_FILE=str(tmp_path / "oauth.json"), PYTHONUNBUFFERED="1", **extra)
+    values.update(GLOVE_HOME=str(tmp_path), PYTHONUNBUFFERED="1", **extra)
     return values
 
 
@@ -56,7 +56,7 @@ async def test_notion_agent_against_the_local_notes_server(tmp_path: Path) -> No
         ]
         status, out, err = await run(
             "notion_agent.py",
-            env(tmp_path, NOTION_MCP_URL=url, GLOVE_SCRIPT=script(tmp_path, replies)),
+            env(tmp_path, GLOVE_NOTION_MCP_URL=url, GLOVE_SCRIPT=script(tmp_path, replies)),
             "find the onboarding page",
         )
     assert status == 0, err
@@ -66,7 +66,7 @@ async def test_notion_agent_against_the_local_notes_server(tmp_path: Path) -> No
 
 async def test_login_script_then_agent_with_the_stored_token(tmp_path: Path) -> None:
     async with serve_oauth_server(build_tracker_server) as server:
-        environment = env(tmp_path, LINEAR_MCP_URL=server.url, GLOVE_OAUTH_PORT="0")
+        environment = env(tmp_path, GLOVE_LINEAR_MCP_URL=server.url, GLOVE_OAUTH_PORT="0")
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             str(EXAMPLES / "linear_mcp_auth.py"),
@@ -108,8 +108,8 @@ async def test_multi_mcp_cli_discovers_and_uses_a_server(tmp_path: Path) -> None
             "multi_mcp_cli.py",
             env(
                 tmp_path,
-                NOTION_MCP_URL=notes,
-                LINEAR_MCP_URL=tracker,
+                GLOVE_NOTION_MCP_URL=notes,
+                GLOVE_LINEAR_MCP_URL=tracker,
                 GLOVE_SCRIPT=script(tmp_path, replies),
             ),
             stdin=b"what is open in the tracker?\n/quit\n",
@@ -129,7 +129,7 @@ async def test_headless_server_example(tmp_path: Path) -> None:
             tmp_path,
             PORT="0",
             GLOVE_API_KEY="k",
-            LINEAR_MCP_URL=tracker,
+            GLOVE_LINEAR_MCP_URL=tracker,
             GLOVE_DB=str(tmp_path / "agents.db"),
             GLOVE_SCRIPT=script(tmp_path, replies),
         )

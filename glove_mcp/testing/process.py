@@ -1,7 +1,9 @@
 """Running a local test MCP server in a child process.
 
 ``python -m glove_mcp.testing notes`` prints the server URL as its first line and serves until
-its stdin closes (so it dies with its parent) or it is terminated. ``spawn_server`` starts one
+its stdin closes (so it dies with its parent) or it is terminated. ``--oauth`` puts it behind
+a local OAuth authorization server (discovery, registration, PKCE; consent auto-approved, or
+always denied with ``--deny``). ``spawn_server`` starts one
 and yields the URL.
 """
 
@@ -16,6 +18,8 @@ from collections.abc import AsyncIterator, Sequence
 from mcp.server.mcpserver import MCPServer
 
 from glove_mcp.testing.harness import McpTestServer, build_server
+from glove_mcp.testing.oauth_server import serve_oauth_server
+from glove_mcp.testing.servers import build_notes_server, build_tracker_server
 
 __all__ = ["main", "spawn_server", "spawn_servers"]
 
@@ -39,14 +43,33 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--stdio", action="store_true", help="speak MCP over stdin/stdout instead of HTTP"
     )
+    parser.add_argument(
+        "--oauth",
+        action="store_true",
+        help="behind a local OAuth authorization server on the same origin (notes, tracker)",
+    )
+    parser.add_argument(
+        "--deny", action="store_true", help="with --oauth: deny every authorization"
+    )
     return parser
 
 
 async def _serve_until_stdin_closes(args: argparse.Namespace) -> None:
     if args.count < 1 or (args.count > 1 and args.port):
         raise SystemExit("--count must be at least 1, and --port works with --count 1 only")
+    if args.deny and not args.oauth:
+        raise SystemExit("--deny works with --oauth only")
+    builders = {"notes": build_notes_server, "tracker": build_tracker_server}
+    if args.oauth and (args.kind not in builders or args.port or args.token):
+        raise SystemExit("--oauth serves notes or tracker, without --port or --token")
     async with contextlib.AsyncExitStack() as stack:
         for _ in range(args.count):
+            if args.oauth:
+                protected = await stack.enter_async_context(
+                    serve_oauth_server(builders[args.kind], deny=args.deny)
+                )
+                sys.stdout.write(protected.url + "\n")
+                continue
             server = McpTestServer(
                 args.kind,
                 tokens=set(args.token) if args.token else None,

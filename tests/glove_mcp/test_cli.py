@@ -145,10 +145,10 @@ def test_one_line_errors(
     assert "no server 'nope' in the catalogue (known: notion, linear)" in capsys.readouterr().err
     bad = tmp_path / "bad.toml"
     bad.write_text("[[servers]]\nid = 'x'\n")
-    assert main(["status", "--catalogue", str(bad)]) == 1
+    assert main(["status", "--catalogue", str(bad)]) == 2  # a configuration error
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "server #1" in err
-    assert main(["status", "--catalogue", str(tmp_path / "missing.toml")]) == 1
+    assert main(["status", "--catalogue", str(tmp_path / "missing.toml")]) == 2
     assert "no such file" in capsys.readouterr().err
     # A damaged token file: status leaves its fast reader for the store, which names it.
     (tmp_path / "oauth.json").write_text("{not json")

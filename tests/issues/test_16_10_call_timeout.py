@@ -92,5 +92,7 @@ def _toml(path: Path, timeout: str) -> Path:
 def test_the_catalogue_file_takes_the_timeout(tmp_path: Path) -> None:
     [entry] = load_catalogue(_toml(tmp_path / "ok.toml", "2.5"))
     assert entry.call_timeout == 2.5
-    with pytest.raises(CatalogueFileError, match=r"server #1: call_timeout: .*positive, finite"):
+    with pytest.raises(
+        CatalogueFileError, match=r"server #1 \(.slow.\): call_timeout: .*positive, finite"
+    ):
         load_catalogue(_toml(tmp_path / "bad.toml", "-1"))

@@ -53,7 +53,7 @@ def test_the_catalogue_file_refuses_them_too(tmp_path: Path) -> None:
         "[[servers]]\nid = 'a_'\nname = 'A'\ndescription = 'd'\nurl = 'http://x/mcp'\n",
         encoding="utf-8",
     )
-    with pytest.raises(CatalogueFileError, match=r"server #2: id: .*'a_' is invalid"):
+    with pytest.raises(CatalogueFileError, match=r"server #2 \('a_'\): id: .*'a_' is invalid"):
         load_catalogue(file)
 
 
