@@ -68,6 +68,16 @@ class Backend:
         db = await self._database(fresh)
         return self._keep(await PostgresMcpAdapter(db, conversation_id, tokens).open())
 
+    async def oauth_store(self, path: str) -> Any:
+        """An OAuth store: the JSON file ``path`` (SQLite backend), or the database's table."""
+        if self.kind == "sqlite":
+            from glove_mcp.oauth import FsOAuthStore
+
+            return FsOAuthStore(path)
+        from glove_mcp.oauth.postgres_store import PostgresOAuthStore
+
+        return PostgresOAuthStore(await self._database(False))
+
     def _keep(self, thing: Any) -> Any:
         self._opened.append(thing)
         return thing
