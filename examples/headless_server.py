@@ -27,12 +27,11 @@ from glove_core import (
     ModelAdapter,
     ScriptedModel,
     SqliteEventQueue,
-    SqliteStore,
 )
 from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
 from glove_mcp.connect import McpClientPool
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
-from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
+from glove_mcp.server import HeadlessServer, HttpLimits, SessionStore, uvicorn_config
 
 DB = os.environ.get("GLOVE_DB", "agents.db")
 STORE = FsOAuthStore(os.environ.get("GLOVE_OAUTH_FILE", "~/.local/share/glove/oauth.json"))
@@ -56,7 +55,7 @@ async def token(server_id: str) -> str | None:
 
 
 async def agent_for(
-    session_id: str, store: SqliteStore, stack: AsyncExitStack, *, pool: McpClientPool
+    session_id: str, store: SessionStore, stack: AsyncExitStack, *, pool: McpClientPool
 ) -> Glove:
     # Outside events wait in the database: they outlive the session being closed when idle.
     queue = SqliteEventQueue(DB, session_id)

@@ -17,6 +17,9 @@ sessions stay open (``_session_cache``); others are closed and reopened from the
 next request. Bad input gets a 4xx JSON error and one log line; nothing answers with a
 traceback. A server out of file descriptors answers 503 and logs that once per 10 s.
 
+With ``database_url=`` the sessions live in PostgreSQL instead, and any number of instances
+behind a load balancer serve any session (``glove-mcp serve --database postgresql://…``).
+
 Run ``server.app`` with ``uvicorn_config(server.app, HttpLimits(...))``: it adds the
 connection limits (header deadline, keep-alive, connection cap) the app cannot enforce itself.
 """
@@ -41,29 +44,36 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, SqliteStore
+from glove_core import Glove, GloveError
 from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.subscribers import SubscriberEvent, TextDelta, ToolUse, ToolUseResult
 from glove_core.types import new_id
 from glove_mcp._http_limits import HttpLimits, uvicorn_config
 from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
 from glove_mcp._request_body import read_json
+from glove_mcp._server_database import (
+    DatabaseOptions,
+    session_storage,
+    storage_closer,
+    storage_opener,
+)
 from glove_mcp._session_cache import (
     CachedSession,
     SessionCache,
     SessionOpenError,
     default_max_sessions,
 )
-from glove_mcp._session_storage import SessionStorage, SqliteSessionStorage
+from glove_mcp._session_storage import SessionStorage, SessionStore
 
-__all__ = ["AgentFactory", "HeadlessServer", "HttpLimits", "uvicorn_config"]
+__all__ = ["AgentFactory", "HeadlessServer", "HttpLimits", "SessionStore", "uvicorn_config"]
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[[str, SqliteStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
-"""``factory(session_id, store, stack)`` builds a session's agent on ``store``; resources it
-opens (an MCP mount, a ``SqliteEventQueue``) go on ``stack``, which the server closes when it
-closes the session (idle, or at shutdown). It runs again when a closed session is reopened."""
+AgentFactory = Callable[[str, SessionStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
+"""``factory(session_id, store, stack)`` builds a session's agent on ``store`` (a
+``SqliteStore``, or a ``PostgresStore`` with ``database_url=``); resources it opens (an MCP
+mount, an event queue) go on ``stack``, which the server closes when it closes the session
+(idle, or at shutdown). It runs again when a closed session is reopened."""
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
 _WHEN_IDLE = ("auto", "wake", "defer")
@@ -81,7 +91,8 @@ class HeadlessServer:
     """The HTTP service. ``server.app`` is a Starlette app to run with uvicorn.
 
     Args:
-        db_path: the SQLite file holding every session's conversation.
+        db_path: the SQLite file holding every session's conversation; None with
+            ``database_url``.
         api_key: the bearer key every request must carry; required. Compared as UTF-8 bytes.
         agent_factory: builds a session's agent (see ``AgentFactory``); it should pass
             ``server_mode=True`` to ``Glove``, and a ``SqliteEventQueue`` on ``store.path``
@@ -95,6 +106,17 @@ class HeadlessServer:
             more can be open while that many are busy.
         idle_timeout: seconds after its last request at which a session is closed (default
             600); ``None`` closes sessions only when ``max_sessions`` needs room.
+        database_url: a ``postgresql://`` URL instead of ``db_path``: sessions, and whatever
+            the factory keeps on ``store.database`` (``PostgresEventQueue``,
+            ``PostgresMcpAdapter``), live in one PostgreSQL database that any number of
+            instances share behind a load balancer; turns of one conversation take turns
+            across instances (see ``PostgresStore``). Needs the ``postgres`` extra.
+        database_pool_min: pooled connections kept open (default 1).
+        database_pool_max: most pooled connections at once (default 10).
+        database_timeout: seconds to wait for a free pooled connection, and to connect at
+            start-up (default 30).
+        database_max_locks: most turns running at once on this instance; each holds a
+            connection of its own for its conversation's lock (default 100).
 
     Raises:
         ValueError: no API key was given (a server without one would be open to anyone), or
@@ -103,7 +125,7 @@ class HeadlessServer:
 
     def __init__(
         self,
-        db_path: str,
+        db_path: str | None,
         api_key: str,
         agent_factory: AgentFactory,
         *,
@@ -111,6 +133,11 @@ class HeadlessServer:
         body_timeout: float = 30.0,
         max_sessions: int | None = None,
         idle_timeout: float | None = 600.0,
+        database_url: str | None = None,
+        database_pool_min: int = 1,
+        database_pool_max: int = 10,
+        database_timeout: float = 30.0,
+        database_max_locks: int = 100,
     ) -> None:
         if not api_key or not api_key.strip():
             raise ValueError(
@@ -121,12 +148,20 @@ class HeadlessServer:
             raise ValueError(f"max_body_bytes must be 1 or more, got {max_body_bytes}")
         if body_timeout <= 0:
             raise ValueError(f"body_timeout must be more than 0 seconds, got {body_timeout}")
-        self._db_path = db_path
+        database = None
+        if database_url is not None:
+            database = DatabaseOptions(
+                database_url,
+                database_pool_min,
+                database_pool_max,
+                database_timeout,
+                database_max_locks,
+            )
+        self._storage: SessionStorage = session_storage(db_path, database)
         self._api_key = api_key.encode("utf-8")
         self._factory = agent_factory
         self._max_body = max_body_bytes
         self._body_timeout = body_timeout
-        self._storage: SessionStorage = SqliteSessionStorage(db_path)
         self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
         self._no_files = OncePer(logger)
         self.app = Starlette(
@@ -142,7 +177,7 @@ class HeadlessServer:
         )
 
     def __repr__(self) -> str:
-        return f"<HeadlessServer db={self._db_path!r} open_sessions={len(self._cache)}>"
+        return f"<HeadlessServer storage={self._storage!r} open_sessions={len(self._cache)}>"
 
     @property
     def open_sessions(self) -> int:
@@ -154,14 +189,27 @@ class HeadlessServer:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         try:
+            await self.open()
             with quiet_accept_errors(self._no_files, _NO_FILES), quiet_refusals():
                 yield
         finally:
             await self.aclose()
 
+    async def open(self) -> None:
+        """Check the database now (a PostgreSQL server: connect and migrate), so a wrong URL
+        fails at start-up rather than on the first request. The app's start-up calls it.
+
+        Raises:
+            StoreError: the database cannot be reached.
+        """
+        await storage_opener(self._storage)
+
     async def aclose(self) -> None:
-        """Close every session's resources and store."""
-        await self._cache.aclose()
+        """Close every session's resources and store, then the database connections."""
+        try:
+            await self._cache.aclose()
+        finally:
+            await storage_closer(self._storage)
 
     def _guard(
         self, endpoint: Callable[[Request], Awaitable[Response]]

@@ -21,8 +21,8 @@ from typing import Any
 import httpx2
 import uvicorn
 
-from glove_core import Glove, ScriptedModel, SqliteStore, Tool
-from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
+from glove_core import Glove, ScriptedModel, Tool
+from glove_mcp.server import HeadlessServer, HttpLimits, SessionStore, uvicorn_config
 
 KEY = "serve-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -42,11 +42,11 @@ def simple_factory(
     *,
     tools: tuple[Tool, ...] = (),
     closed: list[str] | None = None,
-) -> Callable[[str, SqliteStore, AsyncExitStack], Glove]:
+) -> Callable[[str, SessionStore, AsyncExitStack], Glove]:
     """An agent factory: a ScriptedModel with ``replies(session_id)`` and ``tools``; each
     session's id is appended to ``closed`` when the server closes what the factory opened."""
 
-    def build(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+    def build(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
         glove = Glove(
             model=ScriptedModel(replies(session_id)),
             system_prompt="headless",
