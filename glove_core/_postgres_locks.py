@@ -6,8 +6,9 @@ connection closes, so a holder that crashes or is SIGKILLed never leaves it behi
 server notices the dead connection, at the latest through TCP keepalives). Waiting polls
 with a non-blocking attempt, backing off from 2 ms to 50 ms, as the SQLite turn lock does, so
 an ``AbortSignal`` or a cancellation ends the wait at once and no server-side wait is left
-behind. Connections come from a pool whose reset drops every advisory lock
-(``pg_advisory_unlock_all``), so a connection never goes back to the pool still holding one.
+behind; between attempts the waiter gives its connection back, so only holders keep one.
+Connections come from a pool whose reset drops every advisory lock (``pg_advisory_unlock_all``),
+so a connection never goes back to the pool still holding one.
 
 Lock keys are 64-bit: the first 8 bytes of SHA-256 of the lock's name (namespaced by its
 user, e.g. ``glove.turn:<conversation id>``). Two names sharing a key would only make two
@@ -92,19 +93,29 @@ class LockPool:
             self._opened = True
             await self._pool.open(wait=False)
         start = time.monotonic()
-        signal.throw_if_aborted()
+        delay = _FIRST_POLL
+        while True:
+            signal.throw_if_aborted()
+            conn = await self._connection(signal)
+            try:
+                cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))
+                row = await cursor.fetchone()
+            except BaseException:
+                await self._pool.putconn(conn)
+                raise
+            if row is not None and row[0] is True:
+                break
+            # A waiter holds no connection: only holders do, so waiting turns never use up
+            # the database's connections.
+            await self._pool.putconn(conn)
+            waited = time.monotonic() - start
+            if wait_limit is not None and waited >= wait_limit:
+                raise on_timeout(waited)
+            pause = delay if wait_limit is None else min(delay, max(wait_limit - waited, 0.0))
+            signal.throw_if_aborted()
+            await signal.race(asyncio.sleep(pause))
+            delay = min(delay * 2, _LAST_POLL)
         try:
-            conn = await signal.race(self._pool.getconn(timeout=self._timeout))
-        except PoolTimeout:
-            raise StoreError(
-                f"{self._size} turns already hold a lock connection to PostgreSQL database "
-                f"{self._name} and none came free within {self._timeout:g} s: raise "
-                "--database-max-locks (max_locks=)"
-            ) from None
-        except psycopg.OperationalError as exc:
-            raise StoreError(f"PostgreSQL database {self._name}: {exc}") from exc
-        try:
-            await self._wait_for(conn, key, signal, wait_limit, start, on_timeout)
             try:
                 yield
             finally:
@@ -114,29 +125,17 @@ class LockPool:
             # whatever it held; a clean one is reset (every lock dropped) on its way back.
             await self._pool.putconn(conn)
 
-    async def _wait_for(
-        self,
-        conn: psycopg.AsyncConnection[tuple[object, ...]],
-        key: int,
-        signal: AbortSignal,
-        wait_limit: float | None,
-        start: float,
-        on_timeout: Callable[[float], Exception],
-    ) -> None:
-        delay = _FIRST_POLL
-        while True:
-            signal.throw_if_aborted()
-            cursor = await conn.execute("SELECT pg_try_advisory_lock(%s)", (key,))
-            row = await cursor.fetchone()
-            if row is not None and row[0] is True:
-                return
-            waited = time.monotonic() - start
-            if wait_limit is not None and waited >= wait_limit:
-                raise on_timeout(waited)
-            pause = delay if wait_limit is None else min(delay, max(wait_limit - waited, 0.0))
-            signal.throw_if_aborted()
-            await signal.race(asyncio.sleep(pause))
-            delay = min(delay * 2, _LAST_POLL)
+    async def _connection(self, signal: AbortSignal) -> psycopg.AsyncConnection[tuple[object, ...]]:
+        try:
+            return await signal.race(self._pool.getconn(timeout=self._timeout))
+        except PoolTimeout:
+            raise StoreError(
+                f"{self._size} turns already hold a lock connection to PostgreSQL database "
+                f"{self._name} and none came free within {self._timeout:g} s: raise "
+                "--database-max-locks (max_locks=)"
+            ) from None
+        except psycopg.OperationalError as exc:
+            raise StoreError(f"PostgreSQL database {self._name}: {exc}") from exc
 
     async def aclose(self) -> None:
         if self._opened:

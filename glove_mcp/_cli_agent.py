@@ -17,12 +17,12 @@ from glove_core import (
     EventsConfig,
     Glove,
     ModelAdapter,
-    ScriptedModel,
     SqliteStore,
 )
 from glove_mcp._cli_config import data_dir, load_catalogue, open_token_store
 from glove_mcp._cli_errors import CliError
 from glove_mcp._cli_prompts import handle_prompt_command
+from glove_mcp._cli_script import load_script
 from glove_mcp._cli_serve_db import (
     check_database_flags,
     database_kwargs,
@@ -39,7 +39,7 @@ from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource
 
-__all__ = ["chat", "demo", "load_script", "serve"]
+__all__ = ["chat", "demo", "serve"]
 
 CHAT_PROMPT = (
     "You are a helpful assistant with access to the user's tools through MCP servers. When you "
@@ -68,14 +68,6 @@ class _StoredLogin:
 
 def _token_lookup(store: OAuthStore, entries: list[McpCatalogueEntry]) -> dict[str, Any]:
     return {e.id: _StoredLogin(store, e) for e in entries}
-
-
-def load_script(path: str) -> ScriptedModel:
-    """A ScriptedModel from a JSON script file (see ``ScriptedModel.from_json``)."""
-    try:
-        return ScriptedModel.from_json(path)
-    except ValueError as exc:
-        raise CliError(str(exc), 2) from None
 
 
 def _model(args: argparse.Namespace) -> ModelAdapter:
