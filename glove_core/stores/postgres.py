@@ -12,7 +12,7 @@ Needs the ``postgres`` extra (``pip install 'glove[postgres]'``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any, ClassVar
 
@@ -29,7 +29,11 @@ from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT
 from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
-__all__ = ["PostgresStore", "turn_lock_name"]
+__all__ = ["SAVES_CHANNEL", "PostgresStore", "turn_lock_name"]
+
+SAVES_CHANNEL = "glove_stream"
+"""The channel every append is announced on (payload: the conversation id), so a follower on
+any instance reads what another instance saved as soon as it is committed."""
 
 
 def turn_lock_name(conversation_id: str) -> str:
@@ -162,6 +166,7 @@ class PostgresStore(AsyncResource):
                     "is_compaction, data) VALUES (%s, %s, %s, %s, %s)",
                     rows,
                 )
+            await self._db.notify(conn, SAVES_CHANNEL, sid)
 
         await self._call(write, write=True)
 
@@ -209,6 +214,13 @@ class PostgresStore(AsyncResource):
             "cache_write_tokens = 0, turns = 0",
             (),
         )
+
+    def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
+        """Call ``callback`` after each append to this conversation by any instance (the
+        notification arrives once the append is committed) while the block runs: a follower
+        then reads the messages saved since its last read. After a lost LISTEN connection came
+        back it is called once too, since what was sent meanwhile is gone."""
+        return self._db.subscribe(SAVES_CHANNEL, self._session_id, callback)
 
     # -- tasks and permissions --------------------------------------------------------------
 

@@ -63,6 +63,7 @@ class PostgresServer:
         tcp: also listen on a free loopback port (``port``); otherwise the Unix socket only.
         fast: turn off fsync and synchronous commit (tests; data is lost on an OS crash).
         max_connections: the server's connection limit.
+        settings: more ``name=value`` server settings (e.g. ``"synchronous_commit=off"``).
         bin_dir: the folder of ``initdb`` and ``postgres``; default ``find_postgres_bin()``.
 
     Raises:
@@ -76,11 +77,13 @@ class PostgresServer:
         tcp: bool = False,
         fast: bool = True,
         max_connections: int = 200,
+        settings: tuple[str, ...] = (),
         bin_dir: str | None = None,
     ) -> None:
         self._tcp = tcp
         self._fast = fast
         self._max_connections = max_connections
+        self._settings = settings
         self._bin = bin_dir
         self._folder: str | None = None
         self.port: int | None = None
@@ -148,8 +151,8 @@ class PostgresServer:
             f"-c listen_addresses={'127.0.0.1' if self._tcp else chr(39) * 2}",
             f"-c max_connections={self._max_connections}",
         ]
-        if self._fast:
-            options += [f"-c {setting}" for setting in _FAST]
+        extra = (*_FAST, *self._settings) if self._fast else self._settings
+        options += [f"-c {setting}" for setting in extra]
         self._run(
             [
                 os.path.join(bin_dir, "pg_ctl"),

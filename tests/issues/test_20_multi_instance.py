@@ -71,6 +71,10 @@ def assert_valid_history(sid: str, messages: list[Message], requests: list[str])
     assert typed == requests, (sid, typed)
 
 
+def tool_outcomes(messages: list[Message]) -> Counter[str]:
+    return Counter(r.result.status for m in messages for r in m.tool_results or [])
+
+
 def event_counts(messages: list[Message], contents: list[str]) -> list[int]:
     events = [m.text for m in messages if m.framework_context == "event"]
     return [sum(text.count(f">\n{c}\n<") for text in events) for c in contents]
@@ -177,6 +181,11 @@ async def test_three_instances_on_one_database_serve_every_session(
             messages = await wait_for_events(PostgresStore(db, sid), contents)
             assert_valid_history(sid, messages, [f"{sid} req {k}" for k in range(REQUESTS)])
             assert event_counts(messages, contents) == [1, 1], (sid, messages)
+            # Every call reached the MCP server (none failed for want of a connection).
+            failed = [
+                r for m in messages for r in m.tool_results or [] if r.result.status != "success"
+            ]
+            assert not failed, (sid, failed)
 
         # -- an instance dies mid-turn -----------------------------------------------------
         victim = PostgresStore(db, "victim")
@@ -185,7 +194,7 @@ async def test_three_instances_on_one_database_serve_every_session(
             await client.message(bases[k % INSTANCES], "victim", f"victim req {k}")
         control.stall()  # the next tool call hangs at the MCP server: the turn is mid-way
         doomed = asyncio.create_task(client.message(bases[2], "victim", f"victim req {WARM_UP}"))
-        await control.wait_stalled()
+        await asyncio.wait_for(control.wait_stalled(), TIMEOUT)
         saved = await victim.get_messages()
         assert saved[-1].tool_calls is not None and saved[-1].sender == "agent", saved
         # An event posted to a third instance meanwhile waits for the turn's lock.
