@@ -8,12 +8,40 @@ from collections.abc import Sequence
 from pydantic import TypeAdapter, ValidationError
 
 from glove_core.errors import StoreCorruptError
-from glove_core.types import Message, Task
+from glove_core.types import Message, Task, Usage
 
-__all__ = ["TASKS", "check_store_args", "parse_messages"]
+__all__ = [
+    "RESET_COUNTERS",
+    "TASKS",
+    "USAGE_COLUMNS",
+    "check_store_args",
+    "parse_messages",
+    "usage_from_row",
+]
 
 TASKS = TypeAdapter(list[Task])
 """A task list as stored: its JSON."""
+
+
+USAGE_COLUMNS = "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"
+"""The session row's token counters, in ``usage_from_row``'s order."""
+
+RESET_COUNTERS = (
+    "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, cache_write_tokens = 0, turns = 0"
+)
+"""The assignments that set a session's counters to zero."""
+
+
+def usage_from_row(row: Sequence[int] | None) -> Usage:
+    """The ``Usage`` of a row of ``USAGE_COLUMNS`` (zero for a session never written)."""
+    if row is None:
+        return Usage()
+    return Usage(
+        input_tokens=row[0],
+        output_tokens=row[1],
+        cache_read_tokens=row[2],
+        cache_write_tokens=row[3],
+    )
 
 
 def check_store_args(session_id: object, turn_lock_timeout: float | None) -> None:

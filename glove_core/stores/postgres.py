@@ -23,7 +23,14 @@ from glove_core.errors import ConversationLockedError, InboxItemError
 from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
 from glove_core.resources import AsyncResource
 from glove_core.stores._postgres_tables import STORE_SCHEMA, touch
-from glove_core.stores._rows import TASKS, check_store_args, parse_messages
+from glove_core.stores._rows import (
+    RESET_COUNTERS,
+    TASKS,
+    USAGE_COLUMNS,
+    check_store_args,
+    parse_messages,
+    usage_from_row,
+)
 from glove_core.stores._sqlite_tables import now
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT
 from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
@@ -172,17 +179,7 @@ class PostgresStore(AsyncResource):
 
     async def get_usage(self) -> Usage:
         """Tokens used by this conversation so far."""
-        row = await self._session_row(
-            "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"
-        )
-        if row is None:
-            return Usage()
-        return Usage(
-            input_tokens=row[0],
-            output_tokens=row[1],
-            cache_read_tokens=row[2],
-            cache_write_tokens=row[3],
-        )
+        return usage_from_row(await self._session_row(USAGE_COLUMNS))
 
     async def add_usage(self, usage: Usage) -> None:
         """Add one model call's tokens to the total (atomic, also across machines)."""
@@ -209,11 +206,7 @@ class PostgresStore(AsyncResource):
 
     async def reset_counters(self) -> None:
         """Set the token and turn counters to zero."""
-        await self._update_session(
-            "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, "
-            "cache_write_tokens = 0, turns = 0",
-            (),
-        )
+        await self._update_session(RESET_COUNTERS, ())
 
     def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
         """Call ``callback`` after each append to this conversation by any instance (the
