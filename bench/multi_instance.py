@@ -82,7 +82,6 @@ async def drive(bases: list[str], sessions: int, requests: int, concurrency: int
     async with httpx2.AsyncClient(timeout=120) as http:
 
         async def session(i: int) -> None:
-            sid = f"b{i:04d}"
             async with limit:
                 created = await http.post(f"{bases[i % len(bases)]}/sessions", headers=AUTH)
             created.raise_for_status()
@@ -177,7 +176,8 @@ async def main(args: argparse.Namespace) -> None:
         f"# {args.sessions} sessions x {args.requests} requests (each: 2 model calls, 1 MCP tool "
         f"call), {args.concurrency} in flight, instances round-robin"
     )
-    print(f"{'configuration':<14} {'req/s':>8} {'vs sqlite':>10} {'median ms':>10} {'db trips/req':>13}")
+    header = ("configuration", "req/s", "vs sqlite", "median ms", "db trips/req")
+    print(f"{header[0]:<14} {header[1]:>8} {header[2]:>10} {header[3]:>10} {header[4]:>13}")
     for label, rate, median, trips in rows:
         shown = "-" if trips is None else f"{trips:.1f}"
         print(f"{label:<14} {rate:8.1f} {rate / base:9.2f}x {median * 1000:10.1f} {shown:>13}")
