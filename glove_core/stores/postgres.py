@@ -371,15 +371,24 @@ class PostgresStore(AsyncResource):
 
     async def _update_session(self, assignments: str, params: Sequence[object]) -> None:
         sid = self._session_id
+        statement = (
+            f"UPDATE glove_sessions SET updated_at = %s, {assignments} WHERE session_id = %s"
+        )
 
-        async def write(conn: Connection) -> None:
+        async def update(conn: Connection) -> int:
+            cursor = await conn.execute(statement, (now(), *params, sid))
+            return cursor.rowcount
+
+        # One statement, atomic on its own, for a session that has its row (every one but a
+        # brand-new session): a round trip instead of a four-statement transaction.
+        if await self._call(update) == 1:
+            return
+
+        async def create_and_update(conn: Connection) -> None:
             await touch(conn, sid)
-            await conn.execute(
-                f"UPDATE glove_sessions SET {assignments} WHERE session_id = %s",
-                (*params, sid),
-            )
+            await update(conn)
 
-        await self._call(write, write=True)
+        await self._call(create_and_update, write=True)
 
     async def _inbox_where(self, condition: str) -> list[InboxItem]:
         sid = self._session_id

@@ -23,14 +23,19 @@ from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager, nullcontext
 from typing import Any, ClassVar
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import TypeAdapter
 
 from glove_core.abort import AbortSignal
-from glove_core.errors import InboxItemError, StoreCorruptError
+from glove_core.errors import InboxItemError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.stores import _sqlite_outside, _sqlite_sessions
-from glove_core.stores._rows import RESET_COUNTERS, USAGE_COLUMNS, usage_from_row
+from glove_core.stores._rows import (
+    RESET_COUNTERS,
+    USAGE_COLUMNS,
+    parse_messages,
+    usage_from_row,
+)
 from glove_core.stores._sqlite_outside import SessionInfo
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT, lock_file_path, turn_lock
@@ -180,16 +185,7 @@ class SqliteStore(AsyncResource):
 
         def load() -> list[Message]:
             # Parsed outside the lock, so other calls on this store need not wait for it.
-            rows = self._db.read_sync(read)
-            try:
-                return [Message.model_validate_json(data) for _, data in rows]
-            except ValidationError as exc:
-                bad = next(seq for seq, data in rows if not _parses(data))
-                raise StoreCorruptError(
-                    self._path,
-                    f"message row {bad} of conversation {sid!r} is not a valid message "
-                    f"({exc.error_count()} error(s))",
-                ) from exc
+            return parse_messages(self._db.read_sync(read), self._path, sid)
 
         return await asyncio.to_thread(load)
 
@@ -474,14 +470,3 @@ class SqliteStore(AsyncResource):
 
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r}, {self._session_id!r})"
-
-
-# --- row helpers ---------------------------------------------------------------------------
-
-
-def _parses(data: str) -> bool:
-    try:
-        Message.model_validate_json(data)
-    except ValidationError:
-        return False
-    return True
