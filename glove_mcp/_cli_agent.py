@@ -26,6 +26,7 @@ from glove_mcp._cli_script import load_script
 from glove_mcp._cli_serve_db import (
     check_database_flags,
     database_kwargs,
+    follow_activations,
     session_parts,
     shown,
     start_database,
@@ -179,6 +180,8 @@ async def serve(args: argparse.Namespace) -> int:
         )
         mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
         stack.push_async_callback(mount.aclose)
+        if db is None:  # other instances may switch this conversation's servers
+            follow_activations(glove, mount)
         return glove
 
     # One HTTP transport for every session's mount; closed after the server (and its mounts).
