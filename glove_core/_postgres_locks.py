@@ -119,7 +119,11 @@ class LockPool:
             try:
                 yield
             finally:
-                await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                try:
+                    await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                except psycopg.Error:
+                    # A broken connection: the pool closes it, and the server drops its locks.
+                    logger.debug("unlocking %s failed; the connection is discarded", key)
         finally:
             # A connection interrupted mid-statement is closed by the pool, which releases
             # whatever it held; a clean one is reset (every lock dropped) on its way back.

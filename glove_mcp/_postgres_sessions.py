@@ -9,7 +9,9 @@ finds any session.
 
 from __future__ import annotations
 
-from glove_core.postgres import PostgresDatabase
+from typing import Any
+
+from glove_core.postgres import Connection, PostgresDatabase
 from glove_core.stores.postgres import PostgresStore
 
 __all__ = ["PostgresSessionStorage"]
@@ -44,6 +46,35 @@ class PostgresSessionStorage:
         """See ``SessionStorage.find``."""
         store = PostgresStore(self.database, session_id)
         return store if await store.session_exists() else None
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete every row kept under ``session_id`` (its conversation, permissions, inbox,
+        queued events, active MCP servers: each table of the schema with a ``session_id`` or
+        ``conversation_id`` column) in one transaction; False when it did not exist. The
+        server has closed the session first."""
+
+        async def write(conn: Connection) -> bool:
+            cursor = await conn.execute(
+                "DELETE FROM glove_sessions WHERE session_id = %s", (session_id,)
+            )
+            existed = cursor.rowcount == 1
+            tables = await conn.execute(
+                "SELECT table_name, column_name FROM information_schema.columns "
+                "WHERE table_schema = current_schema() AND table_name LIKE 'glove%' "
+                "AND column_name IN ('session_id', 'conversation_id') "
+                "AND table_name <> 'glove_sessions'"
+            )
+            rows: list[Any] = await tables.fetchall()
+            for table, column in rows:
+                await conn.execute(
+                    f'DELETE FROM "{table}" WHERE "{column}" = %s',  # names from the catalog
+                    (session_id,),
+                )
+            return existed
+
+        await self.database.migrate(PostgresStore.schema)
+        deleted: bool = await self.database.write(write)
+        return deleted
 
     async def aclose(self) -> None:
         """Close the database's connections."""
