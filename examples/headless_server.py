@@ -22,11 +22,15 @@ from contextlib import AsyncExitStack
 import uvicorn
 from _settings import LINEAR_URL, pick_model, token_store
 
-from glove_core import EventsConfig, Glove, SqliteEventQueue, SqliteStore
+from glove_core import (
+    EventsConfig,
+    Glove,
+    SqliteEventQueue,
+)
 from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
 from glove_mcp.connect import McpClientPool
 from glove_mcp.oauth import OAuthTokenSource
-from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
+from glove_mcp.server import HeadlessServer, HttpLimits, SessionStore, uvicorn_config
 
 DB = os.environ.get("GLOVE_DB", "agents.db")
 STORE = token_store()
@@ -44,7 +48,7 @@ async def token(server_id: str) -> str | None:
 
 
 async def agent_for(
-    session_id: str, store: SqliteStore, stack: AsyncExitStack, *, pool: McpClientPool
+    session_id: str, store: SessionStore, stack: AsyncExitStack, *, pool: McpClientPool
 ) -> Glove:
     # Outside events wait in the database: they outlive the session being closed when idle.
     queue = SqliteEventQueue(DB, session_id)

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Literal
 
+from glove_core._schema_steps import check_schema
 from glove_core.errors import StoreCorruptError, StoreVersionError
 
 __all__ = ["SCHEMA_TABLE", "SqliteSchema", "migrate", "needs_migration", "transaction"]
@@ -54,20 +55,7 @@ class SqliteSchema:
     unversioned_tables: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not self.name.strip():
-            raise ValueError(f"name must be a non-empty string, got {self.name!r}")
-        if not isinstance(self.migrations, tuple) or not self.migrations:
-            raise ValueError(f"schema {self.name!r}: migrations must be a non-empty tuple")
-        for number, step in enumerate(self.migrations, start=1):
-            if (
-                not isinstance(step, tuple)
-                or not step
-                or not all(isinstance(s, str) and s.strip() for s in step)
-            ):
-                raise ValueError(
-                    f"schema {self.name!r}: migration {number} must be a non-empty tuple of SQL "
-                    f"statements, got {step!r}"
-                )
+        check_schema(self.name, self.migrations)
 
     @property
     def version(self) -> int:

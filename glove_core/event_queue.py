@@ -21,6 +21,7 @@ __all__ = [
     "EventOutcome",
     "EventQueue",
     "MemoryEventQueue",
+    "NotifyingEventQueue",
     "OutsideEvent",
     "SizedEventQueue",
     "SqliteEventQueue",
@@ -69,6 +70,19 @@ class SizedEventQueue(Protocol):
 
     async def pending_size(self) -> tuple[int, int]:
         """``(count, bytes)`` of the pending events, bytes as their JSON in UTF-8."""
+        ...
+
+
+@runtime_checkable
+class NotifyingEventQueue(Protocol):
+    """Optional: an EventQueue shared by several processes that hears events others queue.
+
+    A turn reads the queue between tool steps only when an event arrived; events queued
+    through another process's Glove (another server instance) arrive here.
+    """
+
+    def arrived_elsewhere(self) -> bool:
+        """Whether an event was queued since the last call (resets)."""
         ...
 
 

@@ -27,6 +27,7 @@ from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.event_queue import (
     EventQueue,
     MemoryEventQueue,
+    NotifyingEventQueue,
     OutsideEvent,
     WhenIdle,
     pending_size,
@@ -381,7 +382,7 @@ class EventHub:
         since the last take; a request start always reads it, since a durable queue may hold
         events from before a restart.
         """
-        if only_if_new and not self._arrived:
+        if only_if_new and not self._arrived and not _arrived_elsewhere(self.queue):
             return []
         self._arrived = False
         now = datetime.now(UTC)
@@ -415,3 +416,8 @@ class EventHub:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _arrived_elsewhere(queue: EventQueue) -> bool:
+    """Whether another process queued an event for this conversation since the last look."""
+    return isinstance(queue, NotifyingEventQueue) and queue.arrived_elsewhere()

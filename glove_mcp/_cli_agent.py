@@ -18,18 +18,25 @@ from glove_core import (
     EventsConfig,
     Glove,
     ModelAdapter,
-    ScriptedModel,
-    SqliteEventQueue,
     SqliteStore,
 )
 from glove_mcp._cli_config import database_file, load_catalogue, open_token_store
 from glove_mcp._cli_errors import CliError, command_hint, terminal_message
 from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
 from glove_mcp._cli_prompts import handle_prompt_command
-from glove_mcp._cli_script import load_script, read_script
+from glove_mcp._cli_script import load_script, read_script, script_model
+from glove_mcp._cli_serve_db import (
+    check_database_flags,
+    database_kwargs,
+    follow_activations,
+    session_parts,
+    shown,
+    start_database,
+)
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._console_prompts import ElicitationPrompter
 from glove_mcp._http import McpClientPool
+from glove_mcp._session_storage import SessionStore
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
@@ -189,24 +196,23 @@ async def serve(args: argparse.Namespace) -> int:
             "clients must send",
             2,
         )
+    check_database_flags(args)
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
     # Checked now, not at the first session: a bad script is one line and exit status 2.
     script = read_script(args.script) if args.script else None
     store = open_token_store(args.store)
-    db = database_file(args.db, "server.db")
+    db = None if args.database is not None else database_file(args.db, "server.db")
     shared_model = None if script else _model(args, Progress(enabled=False))
     # One token source per server for every session: refreshes stay single-flight and a
     # reopened session does not start from scratch.
     tokens = _token_lookup(store, entries, args)
 
-    async def factory(session_id: str, conversation: SqliteStore, stack: AsyncExitStack) -> Glove:
-        model = ScriptedModel.from_json(script) if script else shared_model
+    async def factory(session_id: str, conversation: SessionStore, stack: AsyncExitStack) -> Glove:
+        model = script_model(script) if script else shared_model
         assert model is not None
         # Events wait in the server's database: one answered "deferred" survives the session
         # being closed or the server restarting, and its id stays known (duplicates refused).
-        # check_pages=False: the server checked the file once, before any session opened.
-        queue = SqliteEventQueue(db, session_id, check_pages=False)
-        stack.push_async_callback(queue.aclose)
+        queue, adapter = await session_parts(conversation, db, session_id, tokens, stack)
         glove = Glove(
             model=model,
             system_prompt=CHAT_PROMPT,
@@ -215,25 +221,27 @@ async def serve(args: argparse.Namespace) -> int:
             server_mode=not args.web,
             events=EventsConfig(queue=queue),
         )
-        adapter = SqliteMcpAdapter(db, session_id, tokens=tokens, check_pages=False)
-        stack.push_async_callback(adapter.aclose)
         mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
         stack.push_async_callback(mount.aclose)
+        if db is None:  # other instances may switch this conversation's servers
+            follow_activations(glove, mount)
         return glove
 
     # One HTTP transport for every session's mount; closed after the server (and its mounts).
     pool = McpClientPool()
     server = HeadlessServer(
-        str(db),
+        None if db is None else str(db),
         api_key,
         factory,
         body_timeout=args.body_timeout,
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout or None,
         web=args.web,
+        **database_kwargs(args),
     )
     if args.access_log:
         logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)
+    await start_database(server.open, args)
     limits = HttpLimits(
         header_timeout=args.header_timeout,
         keep_alive=args.keep_alive,
@@ -247,11 +255,15 @@ async def serve(args: argparse.Namespace) -> int:
         sock.bind((args.host, args.port))
     except OSError as exc:
         sock.close()
+        await server.aclose()
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
     sock.listen(2048)  # before the line below: a client reading it may connect at once
     port = sock.getsockname()[1]
     page = " — chat page at /" if args.web else ""
-    print(f"glove-mcp serve: http://{args.host}:{port} (sessions in {db}){page}", flush=True)
+    print(
+        f"glove-mcp serve: http://{args.host}:{port} (sessions in {shown(db, args)}){page}",
+        flush=True,
+    )
     config = uvicorn_config(server.app, limits, log_level="warning")
     async with pool:
         await uvicorn.Server(config).serve(sockets=[sock])

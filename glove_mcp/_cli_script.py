@@ -9,6 +9,13 @@ The format (documented in the README)::
 or ``{"latency": SECONDS, "replies": [...]}`` to wait before each reply. The file is read and
 checked in full when the command starts, so a mistake is one line naming the reply and the
 field, not a failure at the first request.
+
+A plain script plays its replies in order, from the start, for each session a process opens.
+Several server instances sharing one database need more: a session's requests land on any
+instance, and each instance opens the session afresh. ``{"from_history": true, "replies":
+[...]}`` therefore answers from the conversation itself: its model call number N (the agent
+messages already in it) gets reply N modulo the number of replies, with tool-call ids
+``script-N-<i>``, unique within the conversation, so any instance continues it the same way.
 """
 
 from __future__ import annotations
@@ -18,10 +25,13 @@ import math
 from pathlib import Path
 from typing import Any
 
-from glove_core import ScriptedModel
+from glove_core import Message, ModelAdapter, ScriptedModel, ToolCall
+from glove_core.abort import AbortSignal
+from glove_core.models.base import ModelRequest, ModelResponse
+from glove_core.subscribers import Notify
 from glove_mcp._cli_errors import CliError
 
-__all__ = ["load_script", "read_script"]
+__all__ = ["HistoryScript", "load_script", "read_script", "script_model"]
 
 _REPLY_FIELDS = frozenset({"text", "tool_calls"})
 _CALL_FIELDS = frozenset({"name", "input"})
@@ -29,7 +39,8 @@ _SHAPE = 'a string, or {"text": "...", "tool_calls": [{"name": "...", "input": {
 
 
 def read_script(path: str) -> dict[str, Any]:
-    """The script at ``path`` as ``{"latency": s, "replies": [...]}``, checked.
+    """The script at ``path`` as ``{"latency": s, "replies": [...], "from_history": b}``,
+    checked.
 
     Raises:
         CliError: (status 2) the file is missing, not JSON, or not a script; the message names
@@ -49,10 +60,16 @@ def read_script(path: str) -> dict[str, Any]:
             f"{where} is not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", 2
         ) from None
     latency: Any = 0.0
+    from_history = False
     if isinstance(data, dict):
-        unknown = sorted(set(data) - {"latency", "replies"})
+        unknown = sorted(set(data) - {"latency", "replies", "from_history"})
         if unknown:
-            raise CliError(f"{where}: unknown field {unknown[0]!r} (use latency, replies)", 2)
+            raise CliError(
+                f"{where}: unknown field {unknown[0]!r} (use latency, replies, from_history)", 2
+            )
+        from_history = data.get("from_history", False)
+        if not isinstance(from_history, bool):
+            raise CliError(f"{where}: from_history must be true or false", 2)
         latency = data.get("latency", 0.0)
         if (
             not isinstance(latency, int | float)
@@ -70,7 +87,7 @@ def read_script(path: str) -> dict[str, Any]:
         problem = _reply_problem(reply)
         if problem:
             raise CliError(f"{where}: reply #{number}: {problem}", 2)
-    return {"latency": float(latency), "replies": data}
+    return {"latency": float(latency), "replies": data, "from_history": from_history}
 
 
 def _reply_problem(reply: Any) -> str | None:
@@ -99,6 +116,61 @@ def _reply_problem(reply: Any) -> str | None:
     return None
 
 
-def load_script(path: str) -> ScriptedModel:
-    """A ScriptedModel playing the script at ``path`` (checked by ``read_script``)."""
-    return ScriptedModel.from_json(read_script(path))
+def script_model(script: dict[str, Any]) -> ModelAdapter:
+    """The model a script checked by ``read_script`` describes (a fresh one per session)."""
+    if script["from_history"]:
+        return HistoryScript(script["replies"], latency=script["latency"])
+    return ScriptedModel.from_json({"latency": script["latency"], "replies": script["replies"]})
+
+
+def load_script(path: str) -> ModelAdapter:
+    """The model the script at ``path`` describes (checked by ``read_script``)."""
+    return script_model(read_script(path))
+
+
+class HistoryScript:
+    """A ``ModelAdapter`` answering each model call from the conversation's length.
+
+    Args:
+        replies: JSON replies as ``ScriptedModel.from_json`` reads them (a string, or
+            ``{"text"?, "tool_calls": [{"name", "input"?}]}``).
+        latency: seconds each reply waits.
+
+    Raises:
+        ValueError: no replies, or a reply of another shape.
+    """
+
+    def __init__(self, replies: Any, *, latency: float = 0.0) -> None:
+        ScriptedModel.from_json(replies)  # the same shape checks, the same messages
+        if not replies:
+            raise ValueError("a from_history script needs at least one reply")
+        self._replies: list[Any] = list(replies)
+        self._latency = latency
+
+    @property
+    def name(self) -> str:
+        """The adapter name reported in logs."""
+        return "scripted"
+
+    async def prompt(
+        self, request: ModelRequest, notify: Notify, signal: AbortSignal | None = None
+    ) -> ModelResponse:
+        """Answer with the reply for this conversation's next model call."""
+        number = sum(1 for m in request.messages if m.sender == "agent")
+        reply = self._replies[number % len(self._replies)]
+        item: str | Message
+        if isinstance(reply, str):
+            item = reply
+        else:
+            calls = [
+                ToolCall(id=f"script-{number}-{i}", name=c["name"], input=c.get("input", {}))
+                for i, c in enumerate(reply.get("tool_calls", []))
+            ]
+            item = Message(
+                sender="agent", text=str(reply.get("text", "")), tool_calls=calls or None
+            )
+        # One ScriptedModel call per reply: its announcements and usage, nothing kept.
+        return await ScriptedModel([item], latency=self._latency).prompt(request, notify, signal)
+
+    def __repr__(self) -> str:
+        return f"HistoryScript(replies={len(self._replies)})"

@@ -166,10 +166,17 @@ class McpClientPool(AsyncResource):
         return f"<McpClientPool {state}>"
 
 
+# httpx2's default caps a transport at 100 connections, and every open MCP session may hold
+# one (its stream): a server process with more open sessions than that saw new sessions fail
+# to connect ("connection closed") while waiting for a free connection. The server bounds its
+# open sessions itself (``max_sessions``), so the shared transport need not.
+_POOL_LIMITS = httpx2.Limits(max_connections=None, max_keepalive_connections=100)
+
+
 def _environment_transport() -> httpx2.AsyncBaseTransport:
     """A direct transport, or a router through the environment's proxies when it names any."""
     context = httpx2.create_ssl_context()  # the costly part: made once, shared by all routes
-    direct = httpx2.AsyncHTTPTransport(verify=context)
+    direct = httpx2.AsyncHTTPTransport(verify=context, limits=_POOL_LIMITS)
     found = urllib.request.getproxies()
     proxies = {
         scheme: url if "://" in url else f"http://{url}"
@@ -202,7 +209,9 @@ class _ProxyRouter(httpx2.AsyncBaseTransport):
             return self._direct
         transport = self._through.get(proxy)
         if transport is None:
-            transport = httpx2.AsyncHTTPTransport(verify=self._context, proxy=proxy)
+            transport = httpx2.AsyncHTTPTransport(
+                verify=self._context, proxy=proxy, limits=_POOL_LIMITS
+            )
             self._through[proxy] = transport
         return transport
 

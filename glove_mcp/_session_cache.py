@@ -24,10 +24,11 @@ from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 
-from glove_core import Glove, SqliteStore
+from glove_core import Glove
 from glove_core.errors import SlotNotFoundError
 from glove_core.resources import AsyncResource
 from glove_mcp._out_of_files import descriptor_share
+from glove_mcp._session_storage import SessionStore
 
 __all__ = [
     "CachedSession",
@@ -61,7 +62,7 @@ class CachedSession:
 
     id: str
     glove: Glove
-    store: SqliteStore
+    store: SessionStore
     stack: AsyncExitStack
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     """Requests to one session take turns."""

@@ -8,22 +8,32 @@ or several sharing the file — creating one id, exactly one wins.
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
-from glove_core import SqliteStore
+from glove_core import SqliteStore, StoreAdapter
 from glove_mcp._session_rows import SessionRow, delete_session, list_sessions
 
-__all__ = ["SessionRow", "SessionStorage", "SqliteSessionStorage"]
+__all__ = ["SessionRow", "SessionStorage", "SessionStore", "SqliteSessionStorage"]
+
+
+@runtime_checkable
+class SessionStore(StoreAdapter, Protocol):
+    """A session's conversation store as the server holds it: a ``SqliteStore``, or a
+    ``PostgresStore`` with ``HeadlessServer(database_url=)``."""
+
+    async def aclose(self) -> None:
+        """Release what the store holds (the server calls it when it closes the session)."""
+        ...
 
 
 class SessionStorage(Protocol):
     """Opens sessions' stores; answers None where the id is taken (claim) or unknown (find)."""
 
-    async def claim(self, session_id: str) -> SqliteStore | None:
+    async def claim(self, session_id: str) -> SessionStore | None:
         """The store of a session created by this call, or None when the id exists."""
         ...
 
-    async def find(self, session_id: str) -> SqliteStore | None:
+    async def find(self, session_id: str) -> SessionStore | None:
         """The store of an existing session, or None when there is no such session."""
         ...
 

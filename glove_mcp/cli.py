@@ -312,6 +312,44 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="how long an idle keep-alive connection stays open (default 5)",
     )
+    database = serve.add_argument_group("several instances (PostgreSQL; needs the postgres extra)")
+    database.add_argument(
+        "--database",
+        metavar="URL",
+        default=os.environ.get("GLOVE_DATABASE_URL"),
+        help="keep sessions, events, MCP state in PostgreSQL (postgresql://user:pw@host/db; "
+        "default $GLOVE_DATABASE_URL) so several instances behind a load balancer serve any "
+        "session; instead of --db",
+    )
+    database.add_argument(
+        "--database-pool-min",
+        type=_at_least(0, int),
+        default=1,
+        metavar="N",
+        help="pooled database connections kept open (default 1)",
+    )
+    database.add_argument(
+        "--database-pool-max",
+        type=_at_least(1, int),
+        default=10,
+        metavar="N",
+        help="most pooled database connections at once (default 10)",
+    )
+    database.add_argument(
+        "--database-timeout",
+        type=_at_least(0, float, strict=True),
+        default=30.0,
+        metavar="SECONDS",
+        help="wait this long for a free pooled connection, or to connect at start (default 30)",
+    )
+    database.add_argument(
+        "--database-max-locks",
+        type=_at_least(1, int),
+        default=100,
+        metavar="N",
+        help="most turns running at once on this instance; each holds a database connection "
+        "for its conversation's lock (default 100)",
+    )
     catalogue_and_store(serve)
     model_options(serve)
     serve.set_defaults(run="_cli_agent:serve")

@@ -25,6 +25,9 @@ sessions stay open (``_session_cache``); others are closed and reopened from the
 next request. Bad input gets a 4xx JSON error and one log line; nothing answers with a
 traceback. A server out of file descriptors answers 503 and logs that once per 10 s.
 
+With ``database_url=`` the sessions live in PostgreSQL instead, and any number of instances
+behind a load balancer serve any session (``glove-mcp serve --database postgresql://…``).
+
 Run ``server.app`` with ``uvicorn_config(server.app, HttpLimits(...))``: it adds the
 connection limits (header deadline, keep-alive, connection cap) the app cannot enforce itself.
 """
@@ -48,7 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, Slot, SqliteStore
+from glove_core import Glove, GloveError, Slot
 from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.subscribers import SubscriberEvent
 from glove_core.types import new_id
@@ -56,6 +59,12 @@ from glove_mcp._access_log import ACCESS_LOGGER, AccessLog
 from glove_mcp._http_limits import HttpLimits, uvicorn_config
 from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
 from glove_mcp._request_body import read_json
+from glove_mcp._server_database import (
+    DatabaseOptions,
+    session_storage,
+    storage_closer,
+    storage_opener,
+)
 from glove_mcp._server_sessions import SESSION_ID, SessionRoutes
 from glove_mcp._server_sse import SseItem, error_data, event_item, frame
 from glove_mcp._server_stream import Relays, slot_json
@@ -66,16 +75,24 @@ from glove_mcp._session_cache import (
     SessionOpenError,
     default_max_sessions,
 )
-from glove_mcp._session_storage import SessionStorage, SqliteSessionStorage
+from glove_mcp._session_storage import SessionStorage, SessionStore
 
-__all__ = ["ACCESS_LOGGER", "AgentFactory", "HeadlessServer", "HttpLimits", "uvicorn_config"]
+__all__ = [
+    "ACCESS_LOGGER",
+    "AgentFactory",
+    "HeadlessServer",
+    "HttpLimits",
+    "SessionStore",
+    "uvicorn_config",
+]
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[[str, SqliteStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
-"""``factory(session_id, store, stack)`` builds a session's agent on ``store``; resources it
-opens (an MCP mount, a ``SqliteEventQueue``) go on ``stack``, which the server closes when it
-closes the session (idle, or at shutdown). It runs again when a closed session is reopened."""
+AgentFactory = Callable[[str, SessionStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
+"""``factory(session_id, store, stack)`` builds a session's agent on ``store`` (a
+``SqliteStore``, or a ``PostgresStore`` with ``database_url=``); resources it opens (an MCP
+mount, an event queue) go on ``stack``, which the server closes when it closes the session
+(idle, or at shutdown). It runs again when a closed session is reopened."""
 
 _WHEN_IDLE = ("auto", "wake", "defer")
 _NO_FILES = (
@@ -92,7 +109,8 @@ class HeadlessServer:
     """The HTTP service. ``server.app`` is a Starlette app to run with uvicorn.
 
     Args:
-        db_path: the SQLite file holding every session's conversation.
+        db_path: the SQLite file holding every session's conversation; None with
+            ``database_url``.
         api_key: the bearer key every request must carry; required. Compared as UTF-8 bytes.
         agent_factory: builds a session's agent (see ``AgentFactory``); it should pass
             ``server_mode=True`` to ``Glove``, and a ``SqliteEventQueue`` on ``store.path``
@@ -109,6 +127,17 @@ class HeadlessServer:
         web: serve the chat page at ``/`` (default False). It asks for the API key and calls
             the same routes with it; build the Glove with ``server_mode=False`` so the agent
             asks the page's person for permissions and elicitations.
+        database_url: a ``postgresql://`` URL instead of ``db_path``: sessions, and whatever
+            the factory keeps on ``store.database`` (``PostgresEventQueue``,
+            ``PostgresMcpAdapter``), live in one PostgreSQL database that any number of
+            instances share behind a load balancer; turns of one conversation take turns
+            across instances (see ``PostgresStore``). Needs the ``postgres`` extra.
+        database_pool_min: pooled connections kept open (default 1).
+        database_pool_max: most pooled connections at once (default 10).
+        database_timeout: seconds to wait for a free pooled connection, and to connect at
+            start-up (default 30).
+        database_max_locks: most turns running at once on this instance; each holds a
+            connection of its own for its conversation's lock (default 100).
 
     Raises:
         ValueError: no API key was given (a server without one would be open to anyone), or
@@ -117,7 +146,7 @@ class HeadlessServer:
 
     def __init__(
         self,
-        db_path: str,
+        db_path: str | None,
         api_key: str,
         agent_factory: AgentFactory,
         *,
@@ -126,6 +155,11 @@ class HeadlessServer:
         max_sessions: int | None = None,
         idle_timeout: float | None = 600.0,
         web: bool = False,
+        database_url: str | None = None,
+        database_pool_min: int = 1,
+        database_pool_max: int = 10,
+        database_timeout: float = 30.0,
+        database_max_locks: int = 100,
     ) -> None:
         if not api_key or not api_key.strip():
             raise ValueError(
@@ -136,12 +170,20 @@ class HeadlessServer:
             raise ValueError(f"max_body_bytes must be 1 or more, got {max_body_bytes}")
         if body_timeout <= 0:
             raise ValueError(f"body_timeout must be more than 0 seconds, got {body_timeout}")
-        self._db_path = db_path
+        database = None
+        if database_url is not None:
+            database = DatabaseOptions(
+                database_url,
+                database_pool_min,
+                database_pool_max,
+                database_timeout,
+                database_max_locks,
+            )
+        self._storage: SessionStorage = session_storage(db_path, database)
         self._api_key = api_key.encode("utf-8")
         self._factory = agent_factory
         self._max_body = max_body_bytes
         self._body_timeout = body_timeout
-        self._storage: SessionStorage = SqliteSessionStorage(db_path)
         self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
         self._no_files = OncePer(logger)
         self._relays = Relays()
@@ -174,7 +216,7 @@ class HeadlessServer:
         )
 
     def __repr__(self) -> str:
-        return f"<HeadlessServer db={self._db_path!r} open_sessions={len(self._cache)}>"
+        return f"<HeadlessServer storage={self._storage!r} open_sessions={len(self._cache)}>"
 
     @property
     def open_sessions(self) -> int:
@@ -186,14 +228,27 @@ class HeadlessServer:
     @contextlib.asynccontextmanager
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         try:
+            await self.open()
             with quiet_accept_errors(self._no_files, _NO_FILES), quiet_refusals():
                 yield
         finally:
             await self.aclose()
 
+    async def open(self) -> None:
+        """Check the database now (a PostgreSQL server: connect and migrate), so a wrong URL
+        fails at start-up rather than on the first request. The app's start-up calls it.
+
+        Raises:
+            StoreError: the database cannot be reached.
+        """
+        await storage_opener(self._storage)
+
     async def aclose(self) -> None:
-        """Close every session's resources and store."""
-        await self._cache.aclose()
+        """Close every session's resources and store, then the database connections."""
+        try:
+            await self._cache.aclose()
+        finally:
+            await storage_closer(self._storage)
 
     def _guard(
         self, endpoint: Callable[[Request], Awaitable[Response]]

@@ -22,3 +22,8 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _CLEARED:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+
+
+from tests._backends import backend as backend  # noqa: E402
+from tests._postgres import postgres_server as postgres_server  # noqa: E402
+from tests._postgres import postgres_url as postgres_url  # noqa: E402

@@ -137,3 +137,20 @@ async def test_discovery_runs_a_sealed_set_and_prints_only_aggregates(tmp_path: 
     assert lines[-1].startswith("SUMMARY ")
     code, _, err = await _discovery_bench("--queries", str(queries), "--misses")
     assert code == 2 and "--misses lists queries" in err
+
+
+async def test_multi_instance_runs_and_prints_its_summary(postgres_server: object) -> None:
+    # postgres_server: skipped (or failed, in CI) where PostgreSQL cannot run; the bench
+    # starts a server of its own.
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        str(BENCH / "multi_instance.py"),
+        *("--sessions", "2", "--requests", "1", "--concurrency", "2", "--instances", "1"),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 180)
+    assert process.returncode == 0, err.decode()
+    lines = out.decode().splitlines()
+    assert any(line.startswith("postgres x1") for line in lines)
+    assert lines[-1].startswith("summary: postgres x1 serves ")

@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 
 from pydantic import ValidationError
 
-from glove_core.errors import StoreCorruptError
 from glove_core.stores._sqlite_tables import touch
 from glove_core.types import Message
 
@@ -22,7 +21,6 @@ __all__ = [
     "ROWS_FROM_SQL",
     "all_rows",
     "insert_messages",
-    "parse_rows",
     "rows_since_compaction",
 ]
 
@@ -67,23 +65,6 @@ def rows_since_compaction(sid: str) -> Callable[[sqlite3.Connection], Rows]:
         return rows
 
     return read
-
-
-def parse_rows(rows: Rows, path: str, sid: str) -> list[Message]:
-    """The messages of ``rows``; a row that is not a valid message raises naming it.
-
-    Raises:
-        StoreCorruptError: a row does not parse as a ``Message``.
-    """
-    try:
-        return [Message.model_validate_json(data) for _, data in rows]
-    except ValidationError as exc:
-        bad = next(seq for seq, data in rows if not _parses(data))
-        raise StoreCorruptError(
-            path,
-            f"message row {bad} of conversation {sid!r} is not a valid message "
-            f"({exc.error_count()} error(s))",
-        ) from exc
 
 
 def insert_messages(sid: str, messages: Sequence[Message]) -> Callable[[sqlite3.Connection], None]:

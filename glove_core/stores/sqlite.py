@@ -30,6 +30,12 @@ from glove_core.errors import InboxItemError
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_core.stores import _sqlite_messages, _sqlite_outside, _sqlite_sessions
+from glove_core.stores._rows import (
+    RESET_COUNTERS,
+    USAGE_COLUMNS,
+    parse_messages,
+    usage_from_row,
+)
 from glove_core.stores._sqlite_outside import SessionInfo
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT, lock_file_path, turn_lock
@@ -189,25 +195,13 @@ class SqliteStore(AsyncResource):
     ) -> list[Message]:
         def load() -> list[Message]:
             # Parsed outside the lock, so other calls on this store need not wait for it.
-            return _sqlite_messages.parse_rows(
-                self._db.read_sync(read), self._path, self._session_id
-            )
+            return parse_messages(self._db.read_sync(read), self._path, self._session_id)
 
         return await asyncio.to_thread(load)
 
     async def get_usage(self) -> Usage:
         """Tokens used by this conversation so far."""
-        row = await self._session_row(
-            "input_tokens, output_tokens, cache_read_tokens, cache_write_tokens"
-        )
-        if row is None:
-            return Usage()
-        return Usage(
-            input_tokens=row[0],
-            output_tokens=row[1],
-            cache_read_tokens=row[2],
-            cache_write_tokens=row[3],
-        )
+        return usage_from_row(await self._session_row(USAGE_COLUMNS))
 
     async def add_usage(self, usage: Usage) -> None:
         """Add one model call's tokens to the total (atomic, also across processes)."""
@@ -241,11 +235,7 @@ class SqliteStore(AsyncResource):
 
     async def reset_counters(self) -> None:
         """Set the token and turn counters to zero."""
-        await self._update_session(
-            "input_tokens = 0, output_tokens = 0, cache_read_tokens = 0, "
-            "cache_write_tokens = 0, turns = 0",
-            (),
-        )
+        await self._update_session(RESET_COUNTERS, ())
 
     # -- tasks ------------------------------------------------------------------------------
 

@@ -1,4 +1,6 @@
-"""SqliteEventQueue on real files: the SQLite layer's migrations, refusals and busy timeout."""
+"""SqliteEventQueue on real files: the SQLite layer's migrations, refusals and busy timeout.
+
+Tests taking ``backend`` also run on PostgreSQL (``PostgresEventQueue``)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from glove_core import SqliteEventQueue
 from glove_core.errors import GloveStateError, StoreCorruptError, StoreError, StoreVersionError
 from glove_core.event_queue import OutsideEvent
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT
+from tests._backends import Backend
 from tests.fixtures.legacy_sqlite import legacy_file
 
 
@@ -21,18 +24,21 @@ def event(id: str) -> OutsideEvent:
     )
 
 
-async def test_events_round_trip_in_order_and_duplicates_are_refused(tmp_path: Path) -> None:
-    async with SqliteEventQueue(tmp_path / "e.db", "conv") as queue:
-        assert await queue.add(event("a"))
-        assert await queue.add(event("b"))
-        assert not await queue.add(event("a"))
-        assert [e.id for e in await queue.pending()] == ["a", "b"]
-        await queue.mark(["a"], "injected")
-        await queue.mark([], "dropped")
-        assert [e.id for e in await queue.pending()] == ["b"]
-    async with SqliteEventQueue(tmp_path / "e.db", "conv") as again:
-        assert [e.id for e in await again.pending()] == ["b"]
-        assert not await again.add(event("a"))  # remembered across a restart
+async def test_events_round_trip_in_order_and_duplicates_are_refused(backend: Backend) -> None:
+    queue = await backend.queue("conv")
+    other = await backend.queue("other")
+    assert await queue.add(event("a"))
+    assert await queue.add(event("b"))
+    assert not await queue.add(event("a"))
+    assert await other.add(event("a"))  # ids are per conversation
+    assert [e.id for e in await queue.pending()] == ["a", "b"]
+    assert await queue.pending_size() == (2, sum(len(event(i).model_dump_json()) for i in "ab"))
+    await queue.mark(["a"], "injected")
+    await queue.mark([], "dropped")
+    assert [e.id for e in await queue.pending()] == ["b"]
+    again = await backend.queue("conv", fresh=True)
+    assert [e.id for e in await again.pending()] == ["b"]
+    assert not await again.add(event("a"))  # remembered across a restart
 
 
 async def test_a_queue_file_written_before_the_sqlite_layer_opens_and_is_migrated(

@@ -21,8 +21,8 @@ from typing import Any
 import httpx2
 import uvicorn
 
-from glove_core import Glove, ScriptedModel, SqliteStore, Tool
-from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
+from glove_core import Glove, ScriptedModel, Tool
+from glove_mcp.server import HeadlessServer, HttpLimits, SessionStore, uvicorn_config
 
 KEY = "serve-test-key"
 AUTH = {"Authorization": f"Bearer {KEY}"}
@@ -42,11 +42,11 @@ def simple_factory(
     *,
     tools: tuple[Tool, ...] = (),
     closed: list[str] | None = None,
-) -> Callable[[str, SqliteStore, AsyncExitStack], Glove]:
+) -> Callable[[str, SessionStore, AsyncExitStack], Glove]:
     """An agent factory: a ScriptedModel with ``replies(session_id)`` and ``tools``; each
     session's id is appended to ``closed`` when the server closes what the factory opened."""
 
-    def build(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+    def build(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
         glove = Glove(
             model=ScriptedModel(replies(session_id)),
             system_prompt="headless",
@@ -137,10 +137,12 @@ def _limit_files(nofile: int | None) -> Callable[[], None] | None:
 async def serve_process(
     folder: Path,
     *flags: str,
-    script: list[Any] | None = None,
+    script: list[Any] | dict[str, Any] | None = None,
     nofile: int | None = None,
     db: Path | None = None,
     name: str = "serve",
+    database: str | None = None,
+    catalogue_text: str | None = None,
 ) -> AsyncIterator[ServeProcess]:
     """Start ``glove-mcp serve --port 0`` with an offline script (every session gets a fresh
     copy) and a catalogue whose one server is never activated; stop it on exit.
@@ -152,15 +154,19 @@ async def serve_process(
         nofile: the child's ``ulimit -n``.
         db: the database (default ``folder / "server.db"``).
         name: distinguishes the log files of several processes in one folder.
+        database: a ``postgresql://`` URL: ``--database`` instead of ``--db``.
+        catalogue_text: the catalogue TOML (default: one server, never activated).
     """
-    catalogue = folder / "servers.toml"
+    catalogue = folder / f"{name}-servers.toml"
     catalogue.write_text(
-        '[[servers]]\nid = "idle"\nname = "Idle"\ndescription = "Never activated."\n'
+        catalogue_text
+        or '[[servers]]\nid = "idle"\nname = "Idle"\ndescription = "Never activated."\n'
         'url = "http://127.0.0.1:9/mcp"\n',
         encoding="utf-8",
     )
     script_file = folder / f"{name}-script.json"
     script_file.write_text(json.dumps(script if script is not None else ["ok"] * 10))
+    where = ("--database", database) if database else ("--db", str(db or folder / "server.db"))
     log = folder / f"{name}.log"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
     env.update(GLOVE_HOME=str(folder), GLOVE_API_KEY=KEY, PYTHONUNBUFFERED="1")
@@ -169,7 +175,7 @@ async def serve_process(
             sys.executable,
             *("-m", "glove_mcp.cli", "serve", "--port", "0"),
             *("--script", str(script_file), "--catalogue", str(catalogue)),
-            *("--db", str(db or folder / "server.db")),
+            *where,
             *flags,
             stdout=asyncio.subprocess.PIPE,
             stderr=log_file,

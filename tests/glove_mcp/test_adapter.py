@@ -14,6 +14,7 @@ from glove_core import Glove, ScriptedModel
 from glove_mcp import McpAdapter, McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
 from glove_mcp.errors import McpStateError
 from glove_mcp.testing import serve
+from tests._backends import Backend
 
 
 async def test_memory_adapter_keeps_order_and_is_idempotent() -> None:
@@ -39,22 +40,25 @@ async def test_memory_adapter_tokens_from_map_or_function() -> None:
     assert await MemoryMcpAdapter("c", tokens=str.upper).get_access_token("x") == "X"
 
 
-async def test_sqlite_adapter_persists_per_conversation(tmp_path: Path) -> None:
-    path = tmp_path / "conv.sqlite"
-    async with SqliteMcpAdapter(path, "c1") as one, SqliteMcpAdapter(path, "c2") as two:
-        await one.activate("notes")
-        await one.activate("tracker")
-        await one.activate("notes")
-        await two.activate("tracker")
-        await one.deactivate("tracker")
-        assert isinstance(one, McpAdapter)
-    async with SqliteMcpAdapter(path, "c1") as reopened:
-        assert await reopened.get_active() == ["notes"]
-        assert reopened.identifier == "c1"
-    async with SqliteMcpAdapter(path, "c2") as other:
-        assert await other.get_active() == ["tracker"]
-    with sqlite3.connect(path) as conn:
-        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+async def test_sqlite_adapter_persists_per_conversation(backend: Backend) -> None:
+    one, two = await backend.adapter("c1"), await backend.adapter("c2")
+    await one.activate("notes")
+    await one.activate("tracker")
+    await one.activate("notes")
+    await two.activate("tracker")
+    await one.deactivate("tracker")
+    await one.activate("wiki")
+    await one.activate("notes")
+    assert isinstance(one, McpAdapter)
+    reopened = await backend.adapter("c1", fresh=True)
+    assert await reopened.get_active() == ["notes", "wiki"]
+    assert reopened.identifier == "c1"
+    other = await backend.adapter("c2", tokens={"tracker": "t2"}, fresh=True)
+    assert await other.get_active() == ["tracker"]
+    assert await other.get_access_token("tracker") == "t2"
+    if backend.kind == "sqlite":
+        with sqlite3.connect(backend.where) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
 async def test_sqlite_adapter_shares_a_file_with_other_tables(tmp_path: Path) -> None:
@@ -68,13 +72,11 @@ async def test_sqlite_adapter_shares_a_file_with_other_tables(tmp_path: Path) ->
         assert conn.execute("SELECT id FROM conversation_messages").fetchall() == [("m1",)]
 
 
-async def test_sqlite_adapter_concurrent_writers(tmp_path: Path) -> None:
-    path = tmp_path / "busy.sqlite"
-    adapters = [SqliteMcpAdapter(path, f"c{i}") for i in range(4)]
+async def test_sqlite_adapter_concurrent_writers(backend: Backend) -> None:
+    adapters = [await backend.adapter(f"c{i}", fresh=True) for i in range(4)]
     await asyncio.gather(*(a.activate(f"s{j}") for a in adapters for j in range(5)))
     for adapter in adapters:
         assert sorted(await adapter.get_active()) == [f"s{j}" for j in range(5)]
-        await adapter.aclose()
 
 
 async def test_sqlite_adapter_after_close(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ import pytest
 from glove_core import Glove, ModelRequest, ScriptedModel, SqliteStore, ToolCall
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.connect import McpClientPool
-from glove_mcp.server import HeadlessServer
+from glove_mcp.server import HeadlessServer, SessionStore
 from glove_mcp.testing import McpTestServer, serve
 from tests.glove_mcp._server_harness import sse_events
 
@@ -36,14 +36,14 @@ ScriptFactory = Callable[[str], list[Any]]
 
 def factory_for(
     tracker_url: str, pool: McpClientPool, script: ScriptFactory
-) -> Callable[[str, SqliteStore, AsyncExitStack], Any]:
+) -> Callable[[str, SessionStore, AsyncExitStack], Any]:
     entries = [
         McpCatalogueEntry(
             id="tracker", name="Tracker", url=tracker_url, description="Issues in a bug tracker."
         )
     ]
 
-    async def build(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+    async def build(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
         glove = Glove(
             model=ScriptedModel(script(session_id)),
             system_prompt="headless",

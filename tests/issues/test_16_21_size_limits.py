@@ -20,7 +20,6 @@ from glove_core import (
     MemoryStore,
     ScriptedModel,
     SqliteEventQueue,
-    SqliteStore,
     notice,
 )
 from glove_core.context_items import MAX_CONTEXT_ITEM_BYTES, MAX_CONTEXT_PENDING_BYTES
@@ -31,7 +30,7 @@ from glove_core.errors import (
     EventTooLargeError,
 )
 from glove_core.event_queue import EventQueue, MemoryEventQueue
-from glove_mcp.server import HeadlessServer
+from glove_mcp.server import HeadlessServer, SessionStore
 from tests.glove_mcp.test_server import AUTH, KEY, running
 
 MB = 1024 * 1024
@@ -172,7 +171,7 @@ async def test_the_context_limit_is_configurable_and_validated() -> None:
 
 
 async def test_the_headless_server_answers_413_and_429(tmp_path: Path) -> None:
-    def factory(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+    def factory(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
         config = EventsConfig(max_event_bytes=1000, max_pending_events=1)
         return Glove(
             model=ScriptedModel([]), system_prompt="s", store=store, server_mode=True, events=config

@@ -28,6 +28,7 @@ from glove_core import (
 )
 from glove_core.errors import ConversationLockedError
 from glove_core.stores._turn_lock import lock_file_path
+from tests._backends import Backend, store_at
 from tests.glove_core.stores.test_sqlite_processes import (
     CHILD_TIMEOUT,
     assert_every_tool_use_answered,
@@ -60,8 +61,8 @@ def assert_turns_did_not_interleave(messages: list[Message], tags: tuple[str, ..
         ]
 
 
-async def test_two_processes_on_one_conversation_take_turns(tmp_path: Path) -> None:
-    path = str(tmp_path / "shared.db")
+async def test_two_processes_on_one_conversation_take_turns(backend: Backend) -> None:
+    path = backend.where
     tags = ("p1", "p2")
     procs = [await spawn("turns", path, tag, str(REQUESTS)) for tag in tags]
     for proc in procs:
@@ -75,20 +76,20 @@ async def test_two_processes_on_one_conversation_take_turns(tmp_path: Path) -> N
         assert proc.returncode == 0, err.decode()
         assert out.decode().split() == ["DONE"]
 
-    async with SqliteStore(path, "shared") as store:
+    async with store_at(path, "shared") as store:
         messages = await store.get_messages()
     assert_every_tool_use_answered(messages)
     assert_turns_did_not_interleave(messages, tags)
 
 
 async def test_a_holder_killed_mid_turn_releases_the_lock_and_the_next_turn_repairs(
-    tmp_path: Path,
+    backend: Backend,
 ) -> None:
-    path = str(tmp_path / "crash.db")
+    path = backend.where
     proc = await spawn("crash", path, "s")
     try:
         assert await read_line(proc) == "TOOL_STARTED"  # the child is inside its turn
-        async with SqliteStore(path, "s", turn_lock_timeout=0) as impatient:
+        async with store_at(path, "s", turn_lock_timeout=0) as impatient:
             before = await impatient.get_messages()
             glove = Glove(model=ScriptedModel(["never sent"]), system_prompt="s", store=impatient)
             with pytest.raises(ConversationLockedError, match="held by another process") as info:
@@ -101,7 +102,7 @@ async def test_a_holder_killed_mid_turn_releases_the_lock_and_the_next_turn_repa
         proc.send_signal(signal.SIGKILL)
         await asyncio.wait_for(proc.wait(), CHILD_TIMEOUT)
 
-    async with SqliteStore(path, "s") as store:
+    async with store_at(path, "s") as store:
         model = ScriptedModel(["I am back."])
         glove = Glove(model=model, system_prompt="s", store=store).build()
         result = await asyncio.wait_for(glove.process_request("are you there?"), CHILD_TIMEOUT)
@@ -113,11 +114,10 @@ async def test_a_holder_killed_mid_turn_releases_the_lock_and_the_next_turn_repa
         assert "process stopped" in (repaired[0].result.message or "")
 
 
-async def test_two_store_objects_in_one_process_exclude_each_other(tmp_path: Path) -> None:
-    path = tmp_path / "one.db"
-    first = SqliteStore(path, "c")
-    second = SqliteStore(path, "c", turn_lock_timeout=0)
-    other = SqliteStore(path, "another", turn_lock_timeout=0)
+async def test_two_store_objects_in_one_process_exclude_each_other(backend: Backend) -> None:
+    first = await backend.store("c")
+    second = await backend.store("c", turn_lock_timeout=0, fresh=True)
+    other = await backend.store("another", turn_lock_timeout=0)
     assert isinstance(first, TurnLockStore)
     async with first.turn_lock(AbortController().signal):
         with pytest.raises(ConversationLockedError):
@@ -129,10 +129,9 @@ async def test_two_store_objects_in_one_process_exclude_each_other(tmp_path: Pat
         pass  # released
 
 
-async def test_an_abort_or_a_cancel_ends_the_wait_and_leaks_no_lock(tmp_path: Path) -> None:
-    path = tmp_path / "wait.db"
-    holder = SqliteStore(path, "c")
-    waiter = SqliteStore(path, "c", turn_lock_timeout=None)
+async def test_an_abort_or_a_cancel_ends_the_wait_and_leaks_no_lock(backend: Backend) -> None:
+    holder = await backend.store("c")
+    waiter = await backend.store("c", turn_lock_timeout=None, fresh=True)
     controller = AbortController()
     started = asyncio.Event()
 
@@ -154,7 +153,8 @@ async def test_an_abort_or_a_cancel_ends_the_wait_and_leaks_no_lock(tmp_path: Pa
         with pytest.raises(asyncio.CancelledError):
             await cancelled
     # Neither waiter kept the lock: an impatient third one gets it at once.
-    async with SqliteStore(path, "c", turn_lock_timeout=0).turn_lock(AbortController().signal):
+    third = await backend.store("c", turn_lock_timeout=0, fresh=True)
+    async with third.turn_lock(AbortController().signal):
         pass
 
 

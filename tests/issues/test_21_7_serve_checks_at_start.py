@@ -56,11 +56,13 @@ def test_a_bad_script_stops_serve_at_start(tmp_path: Path, name: str) -> None:
 
 
 def test_a_good_script_still_serves(tmp_path: Path) -> None:
+    from glove_core import ScriptedModel
     from glove_mcp._cli_script import load_script
 
     script = tmp_path / "ok.json"
     script.write_text(json.dumps({"latency": 0, "replies": ["hi", {"text": "t"}]}))
-    assert load_script(str(script)).remaining == 2
+    model = load_script(str(script))
+    assert isinstance(model, ScriptedModel) and model.remaining == 2
 
 
 def test_a_missing_script_a_bad_catalogue_and_a_bad_port(tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from glove_core import Glove, Message, ModelRequest, ScriptedModel, SqliteStore, ToolCall
+from glove_core import Glove, Message, ModelRequest, ScriptedModel, ToolCall
 from glove_core.errors import ModelError
-from glove_mcp.server import HeadlessServer
+from glove_mcp.server import HeadlessServer, SessionStore
 from tests.glove_mcp._follow import Item, follow
 from tests.glove_mcp._server_harness import KEY, running, simple_factory, sse_events
 
@@ -90,7 +90,7 @@ async def test_a_bad_cursor_is_a_400(
         ).status_code == 401
 
 
-def _with_subagent(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+def _with_subagent(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
     glove = Glove(
         model=ScriptedModel(
             [

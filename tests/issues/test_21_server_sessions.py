@@ -14,10 +14,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from glove_core import Glove, Message, ScriptedModel, SqliteStore, ToolCall, ToolContext, tool
+from glove_core import Glove, Message, ScriptedModel, ToolCall, ToolContext, tool
 from glove_core.event_queue import SqliteEventQueue
 from glove_core.events import EventsConfig
-from glove_mcp.server import ACCESS_LOGGER, HeadlessServer
+from glove_mcp.server import ACCESS_LOGGER, HeadlessServer, SessionStore
 from tests.glove_mcp._follow import follow
 from tests.glove_mcp._server_harness import (
     AUTH,
@@ -64,8 +64,8 @@ async def test_sessions_are_listed_in_pages(tmp_path: Path) -> None:
         assert wrong.status_code == 401
 
 
-def _factory_with_queue(db: Path) -> Callable[[str, SqliteStore, AsyncExitStack], Glove]:
-    def build(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+def _factory_with_queue(db: Path) -> Callable[[str, SessionStore, AsyncExitStack], Glove]:
+    def build(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
         queue = SqliteEventQueue(db, session_id, check_pages=False)
         stack.push_async_callback(queue.aclose)
         return Glove(
@@ -145,7 +145,7 @@ async def test_a_session_in_the_middle_of_a_turn_is_not_deleted(tmp_path: Path) 
         assert (await client.delete("/sessions/s1")).status_code == 204
 
 
-def _asking(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+def _asking(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
     @tool(requires_permission=True)
     def deploy(target: str) -> str:
         """Deploy to a target.
@@ -244,7 +244,7 @@ async def test_serve_writes_the_access_log_when_asked(tmp_path: Path) -> None:
     assert KEY not in "\n".join(lines) and "in-the-query" not in "\n".join(lines)
 
 
-def _picking(session_id: str, store: SqliteStore, stack: AsyncExitStack) -> Glove:
+def _picking(session_id: str, store: SessionStore, stack: AsyncExitStack) -> Glove:
     @tool
     async def pick(ctx: ToolContext) -> str:
         """Ask the person to choose a server."""

@@ -1,15 +1,15 @@
 """Child processes for the SQLite store tests: run with ``python -m tests.glove_core.stores._proc``.
 
-Commands:
-    append PATH TAG COUNT           print READY, wait for a line on stdin, then COUNT times:
+WHERE is a SQLite file or a ``postgresql://`` URL. Commands:
+    append WHERE TAG COUNT           print READY, wait for a line on stdin, then COUNT times:
                                     append a message to session "shared" (with usage and a
                                     turn) and one to session TAG.
-    turns PATH TAG COUNT            print READY, wait for a line on stdin, then run COUNT
+    turns WHERE TAG COUNT            print READY, wait for a line on stdin, then run COUNT
                                     requests on session "shared", each calling tool ``work``
                                     once (call ids TAG-0, TAG-1, ...), and print DONE.
-    crash PATH SESSION              run a request whose tool prints TOOL_STARTED and then
+    crash WHERE SESSION              run a request whose tool prints TOOL_STARTED and then
                                     waits forever (the parent kills the process).
-    resolve PATH ITEM_ID RESPONSE   resolve an inbox item and print the item as JSON.
+    resolve WHERE ITEM_ID RESPONSE   resolve an inbox item and print the item as JSON.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ from glove_core import (
     Usage,
     tool,
 )
+from tests._backends import store_at
 
 
 async def _append(path: str, tag: str, count: int) -> None:
-    async with SqliteStore(path, "shared") as shared, SqliteStore(path, tag) as own:
+    async with store_at(path, "shared") as shared, store_at(path, tag) as own:
         print("READY", flush=True)
         await asyncio.to_thread(sys.stdin.readline)
         for index in range(count):
@@ -51,7 +52,7 @@ async def _turns(path: str, tag: str, count: int) -> None:
     script: list[str | list[ToolCall]] = []
     for index in range(count):
         script += [[ToolCall(id=f"{tag}-{index}", name="work", input={})], f"{tag} done {index}"]
-    async with SqliteStore(path, "shared") as store:
+    async with store_at(path, "shared") as store:
         glove = Glove(model=ScriptedModel(script), system_prompt="s", store=store)
         glove.fold(work).build()
         print("READY", flush=True)
@@ -70,10 +71,10 @@ async def slow_tool() -> str:
 
 
 async def _crash(path: str, session: str) -> None:
-    store = SqliteStore(path, session)
-    model = ScriptedModel([[ToolCall(id="call_slow", name="slow_tool", input={})], "never"])
-    glove = Glove(model=model, system_prompt="s", store=store).fold(slow_tool).build()
-    await glove.process_request("start the slow tool")
+    async with store_at(path, session) as store:
+        model = ScriptedModel([[ToolCall(id="call_slow", name="slow_tool", input={})], "never"])
+        glove = Glove(model=model, system_prompt="s", store=store).fold(slow_tool).build()
+        await glove.process_request("start the slow tool")
 
 
 def main(argv: list[str]) -> None:

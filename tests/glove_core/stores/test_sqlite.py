@@ -1,11 +1,14 @@
-"""SqliteStore on real files: round trips, counters, capabilities, bad files, outside helpers."""
+"""SqliteStore on real files: round trips, counters, capabilities, bad files, outside helpers.
+
+The tests taking ``store`` or ``backend`` run twice: on a SQLite file and on PostgreSQL
+(``PostgresStore``), which must behave the same.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import sqlite3
 import uuid
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -37,13 +40,13 @@ from glove_core.errors import (
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT
 from glove_core.stores import InboxStore, PermissionStore, StoreAdapter, TaskStore
 from glove_core.stores.sqlite import SCHEMA_VERSION
+from tests._backends import Backend
 from tests.fixtures.legacy_sqlite import legacy_file
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    async with SqliteStore(tmp_path / "glove.db", "s1") as opened:
-        yield opened
+async def store(backend: Backend) -> Any:
+    return await backend.store("s1")
 
 
 def full_message() -> Message:
@@ -83,29 +86,26 @@ async def test_implements_the_store_protocols(store: SqliteStore) -> None:
     assert store.identifier == "s1"
 
 
-async def test_every_message_field_round_trips(store: SqliteStore, tmp_path: Path) -> None:
+async def test_every_message_field_round_trips(store: SqliteStore, backend: Backend) -> None:
     messages = [full_message(), Message(sender="agent", text="ok")]
     await store.append_messages(messages)
     assert await store.get_messages() == messages
-    # Another store object on the same file (a restart) reads the same.
-    async with SqliteStore(tmp_path / "glove.db", "s1") as again:
-        loaded = await again.get_messages()
+    # Another store object on the same database (a restart) reads the same.
+    again = await backend.store("s1", fresh=True)
+    loaded = await again.get_messages()
     assert loaded == messages
     assert loaded[0].is_compaction is True
     assert loaded[0].framework_context == "inbox"
 
 
-async def test_sessions_are_separate_and_empty_until_written(tmp_path: Path) -> None:
-    async with (
-        SqliteStore(tmp_path / "g.db", "a") as a,
-        SqliteStore(tmp_path / "g.db", "b") as b,
-    ):
-        await a.append_messages([Message(sender="user", text="for a")])
-        assert await b.get_messages() == []
-        assert await b.get_usage() == Usage()
-        assert await b.get_turn_count() == 0
-        assert await b.get_tasks() == []
-        assert [m.text for m in await a.get_messages()] == ["for a"]
+async def test_sessions_are_separate_and_empty_until_written(backend: Backend) -> None:
+    a, b = await backend.store("a"), await backend.store("b")
+    await a.append_messages([Message(sender="user", text="for a")])
+    assert await b.get_messages() == []
+    assert await b.get_usage() == Usage()
+    assert await b.get_turn_count() == 0
+    assert await b.get_tasks() == []
+    assert [m.text for m in await a.get_messages()] == ["for a"]
 
 
 async def test_append_is_all_or_nothing(store: SqliteStore) -> None:
@@ -326,9 +326,9 @@ def test_bad_arguments() -> None:
         SqliteStore("x.db", "s", busy_timeout=-1)
 
 
-async def test_many_store_objects_appending_concurrently_lose_nothing(tmp_path: Path) -> None:
-    path = tmp_path / "g.db"
-    stores = [SqliteStore(path, "shared") for _ in range(4)] + [SqliteStore(path, "other")]
+async def test_many_store_objects_appending_concurrently_lose_nothing(backend: Backend) -> None:
+    stores = [await backend.store("shared", fresh=True) for _ in range(4)]
+    stores.append(await backend.store("other"))
 
     async def writer(index: int, store: SqliteStore) -> None:
         for n in range(25):
@@ -337,20 +337,16 @@ async def test_many_store_objects_appending_concurrently_lose_nothing(tmp_path: 
             )
             await store.increment_turn()
 
-    try:
-        await asyncio.gather(*(writer(i, s) for i, s in enumerate(stores)))
-        shared = await stores[0].get_messages()
-        assert len(shared) == 4 * 25 * 2
-        assert await stores[0].get_turn_count() == 100
-        assert len(await stores[4].get_messages()) == 50
-        for index in range(4):
-            mine = [m.text for m in shared if m.text.startswith(f"{index}:")]
-            assert mine == [f"{index}:{n}" for n in range(25)]
-        # Each append stayed contiguous: every user message is directly followed by its reply.
-        assert all(m.sender == "agent" for m in shared[1::2])
-    finally:
-        for store in stores:
-            await store.aclose()
+    await asyncio.gather(*(writer(i, s) for i, s in enumerate(stores)))
+    shared = await stores[0].get_messages()
+    assert len(shared) == 4 * 25 * 2
+    assert await stores[0].get_turn_count() == 100
+    assert len(await stores[4].get_messages()) == 50
+    for index in range(4):
+        mine = [m.text for m in shared if m.text.startswith(f"{index}:")]
+        assert mine == [f"{index}:{n}" for n in range(25)]
+    # Each append stayed contiguous: every user message is directly followed by its reply.
+    assert all(m.sender == "agent" for m in shared[1::2])
 
 
 # --- property: any Message survives the file ----------------------------------------------

@@ -111,6 +111,24 @@ async def _round_trip(store: OAuthStore) -> None:
     assert await store.get("linear") is None
 
 
+async def test_postgres_store_round_trip_find_and_lock(postgres_url: str) -> None:
+    from glove_core.postgres import PostgresDatabase
+    from glove_mcp.oauth.postgres_store import PostgresOAuthStore
+
+    async with PostgresDatabase(postgres_url) as db:
+        store = PostgresOAuthStore(db)
+        assert isinstance(store, LockingOAuthStore)
+        await _round_trip(store)
+        first = _state().model_copy(update={"server_url": "https://mcp/a", "issuer": "https://as1"})
+        await store.set("a-as1", first)
+        await store.set("a-as2", first.model_copy(update={"issuer": "https://as2"}))
+        assert await store.find("https://mcp/a", "https://as1") == ["a-as1"]
+        assert await store.find("https://mcp/a", None) == ["a-as1", "a-as2"]
+        async with store.lock("a-as1"):
+            await store.set("a-as1", first)  # the holder's own calls still work
+        assert ACCESS not in repr(store)
+
+
 async def test_memory_store_round_trip() -> None:
     store = MemoryOAuthStore()
     assert isinstance(store, LockingOAuthStore)

@@ -28,6 +28,7 @@ from glove_mcp.oauth import (
     run_mcp_oauth,
 )
 from glove_mcp.testing.oauth_server import OAuthTestServer
+from tests._backends import Backend
 from tests.glove_mcp.oauth._browser import Browser
 
 
@@ -229,18 +230,26 @@ async def test_unreachable_server_is_a_retryable_error(
 
 
 _CHILD = """
-import asyncio, hashlib, logging, sys
+import asyncio, contextlib, hashlib, logging, sys
 from glove_mcp.oauth import FsOAuthStore, OAuthTokenSource
 
 logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(message)s")
 logging.getLogger("glove_mcp.oauth.token_source").setLevel(logging.DEBUG)
 
 async def main() -> None:
-    source = OAuthTokenSource(FsOAuthStore(sys.argv[1]), "notes")
-    print("ready", flush=True)
-    await asyncio.to_thread(sys.stdin.readline)
-    token = await source.access_token()
-    print("token", hashlib.sha256(token.encode()).hexdigest(), source.refresh_count, flush=True)
+    async with contextlib.AsyncExitStack() as stack:
+        if sys.argv[1].startswith("postgresql://"):
+            from glove_core.postgres import PostgresDatabase
+            from glove_mcp.oauth.postgres_store import PostgresOAuthStore
+            db = await stack.enter_async_context(PostgresDatabase(sys.argv[1]))
+            store = PostgresOAuthStore(db)
+        else:
+            store = FsOAuthStore(sys.argv[1])
+        source = OAuthTokenSource(store, "notes")
+        print("ready", flush=True)
+        await asyncio.to_thread(sys.stdin.readline)
+        token = await source.access_token()
+        print("token", hashlib.sha256(token.encode()).hexdigest(), source.refresh_count, flush=True)
 
 asyncio.run(main())
 """
@@ -254,12 +263,14 @@ async def _line_containing(stream: asyncio.StreamReader, marker: bytes) -> None:
             return
 
 
-async def test_two_processes_refresh_once(
-    auth_server: OAuthTestServer, browser: Callable[..., Browser], tmp_path: Path
+async def test_three_processes_refresh_once(
+    auth_server: OAuthTestServer, browser: Callable[..., Browser], tmp_path: Path, backend: Backend
 ) -> None:
-    path = tmp_path / "oauth.json"
-    await _login(auth_server, FsOAuthStore(path), browser)
-    await _let_time_pass(auth_server, FsOAuthStore(path))
+    # On PostgreSQL the three could as well run on three machines: the lock is in the database.
+    path = str(tmp_path / "oauth.json") if backend.kind == "sqlite" else backend.where
+    store = await backend.oauth_store(path)
+    await _login(auth_server, store, browser)
+    await _let_time_pass(auth_server, store)
 
     # Hold the first refresh at the server until both processes have decided to refresh.
     gate = asyncio.Event()
@@ -274,12 +285,12 @@ async def test_two_processes_refresh_once(
             sys.executable,
             "-c",
             _CHILD,
-            str(path),
+            path,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
         )
-        for _ in range(2)
+        for _ in range(3)
     ]
     try:
         for child in children:
@@ -300,11 +311,11 @@ async def test_two_processes_refresh_once(
                 child.kill()
                 await child.wait()
     results = [out.decode().split() for out, _ in outputs]
-    assert [child.returncode for child in children] == [0, 0], [e for _, e in outputs]
-    state = await FsOAuthStore(path).get("notes")
+    assert [child.returncode for child in children] == [0, 0, 0], [e for _, e in outputs]
+    state = await store.get("notes")
     assert state is not None and state.tokens is not None
     stored = hashlib.sha256(state.tokens.access_token.get_secret_value().encode()).hexdigest()
-    assert [r[1] for r in results] == [stored, stored]
-    assert sorted(int(r[2]) for r in results) == [0, 1]
+    assert [r[1] for r in results] == [stored, stored, stored]
+    assert sorted(int(r[2]) for r in results) == [0, 0, 1]
     assert auth_server.provider.counters.refresh_requests == 1
     assert auth_server.provider.counters.refresh_rejected == 0

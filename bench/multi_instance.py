@@ -1,0 +1,208 @@
+"""Several server instances on one PostgreSQL database against one instance on SQLite.
+
+Each configuration starts real ``glove-mcp serve`` processes with a scripted model (every
+request: one model call that calls a tool of a local MCP server, one that answers), then a
+bounded client drives ``--sessions`` sessions of ``--requests`` requests each through the
+instances round-robin, ``--concurrency`` requests in flight. Configurations: one instance on
+a SQLite file (the baseline), and one, two and three instances on one PostgreSQL database
+(a server started for the run, ``synchronous_commit=off``: like SQLite's WAL with
+``synchronous=NORMAL``, a crash of the OS may lose the last commits, never corrupt).
+
+Reported per configuration: requests per second (and the ratio to the SQLite baseline),
+median request latency, and database round trips per request (statements the PostgreSQL
+server executed, from ``pg_stat_statements``; SQLite runs in the process and has none).
+
+Run: ``python bench/multi_instance.py [--sessions 30] [--requests 4] [--concurrency 8]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+
+import httpx2
+
+from glove_core.testing.postgres import PostgresServer
+from glove_mcp.testing import spawn_server
+
+KEY = "bench-key"
+AUTH = {"Authorization": f"Bearer {KEY}"}
+SCRIPT = {
+    "from_history": True,
+    "replies": [
+        {"tool_calls": [{"name": "notes__search_pages", "input": {"query": "roadmap"}}]},
+        "done",
+    ],
+}
+
+
+@asynccontextmanager
+async def instance(folder: Path, name: str, where: tuple[str, str]) -> AsyncIterator[str]:
+    """One ``glove-mcp serve`` child process; yields its URL."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
+    env.update(GLOVE_HOME=str(folder), GLOVE_API_KEY=KEY, PYTHONUNBUFFERED="1")
+    log = (folder / f"{name}.log").open("wb")
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        *("-m", "glove_mcp.cli", "serve", "--port", "0", *where),
+        *("--script", str(folder / "script.json"), "--catalogue", str(folder / "servers.toml")),
+        stdout=asyncio.subprocess.PIPE,
+        stderr=log,
+        env=env,
+    )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+        found = re.search(r"http://[\d.]+:\d+", line)
+        if found is None:
+            raise RuntimeError(f"{name} did not start: {(folder / f'{name}.log').read_text()}")
+        yield found.group(0)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+        await process.wait()
+        log.close()
+
+
+async def drive(bases: list[str], sessions: int, requests: int, concurrency: int) -> list[float]:
+    """The latency of every request (seconds); every one must end with ``final``."""
+    limit = asyncio.Semaphore(concurrency)
+    latencies: list[float] = []
+    async with httpx2.AsyncClient(timeout=120) as http:
+
+        async def session(i: int) -> None:
+            async with limit:
+                created = await http.post(f"{bases[i % len(bases)]}/sessions", headers=AUTH)
+            created.raise_for_status()
+            sid = created.json()["id"]
+            for k in range(requests):
+                base = bases[(i + k) % len(bases)]
+                async with limit:
+                    start = time.perf_counter()
+                    answer = await http.post(
+                        f"{base}/sessions/{sid}/messages", headers=AUTH, json={"text": f"q{k}"}
+                    )
+                    latencies.append(time.perf_counter() - start)
+                if "event: final" not in answer.text:
+                    raise RuntimeError(f"request failed: {answer.text[-300:]}")
+
+        await asyncio.gather(*(session(i) for i in range(sessions)))
+    return latencies
+
+
+async def statements(server: PostgresServer, database: str) -> int:
+    """Statements the server has executed on ``database`` so far (pg_stat_statements)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(server.url(database)) as conn:
+        cursor = await conn.execute(
+            "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements s JOIN pg_database d "
+            "ON d.oid = s.dbid WHERE d.datname = %s",
+            (database,),
+        )
+        row = await cursor.fetchone()
+        return int(row[0]) if row else 0
+
+
+async def run_config(
+    folder: Path,
+    label: str,
+    wheres: list[tuple[str, str]],
+    args: argparse.Namespace,
+    count: tuple[PostgresServer, str] | None,
+) -> tuple[str, float, float, float | None]:
+    async with AsyncExitStack() as stack:
+        bases = [
+            await stack.enter_async_context(instance(folder, f"{label}-{n}", where))
+            for n, where in enumerate(wheres)
+        ]
+        before = await statements(*count) if count else 0
+        start = time.perf_counter()
+        latencies = await drive(bases, args.sessions, args.requests, args.concurrency)
+        elapsed = time.perf_counter() - start
+        after = await statements(*count) if count else 0
+    total = args.sessions * args.requests
+    trips = (after - before) / total if count else None
+    return label, total / elapsed, statistics.median(latencies), trips
+
+
+async def main(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "script.json").write_text(json.dumps(SCRIPT))
+        settings = (
+            "synchronous_commit=off",
+            "shared_preload_libraries=pg_stat_statements",
+            "pg_stat_statements.track_utility=on",
+        )
+        pg = PostgresServer(fast=False, settings=settings, max_connections=400)
+        pg.start()
+        try:
+            async with spawn_server("notes") as notes:
+                (folder / "servers.toml").write_text(
+                    f'[[servers]]\nid = "notes"\nname = "Notes"\ndescription = "Pages."\n'
+                    f'url = "{notes}"\n'
+                )
+                rows = [
+                    await run_config(
+                        folder, "sqlite x1", [("--db", str(folder / "s.db"))], args, None
+                    )
+                ]
+                for n in args.instances:
+                    name = f"glove{n}"
+                    url = pg.create_database(name)
+                    await _extension(url)
+                    rows.append(
+                        await run_config(
+                            folder, f"postgres x{n}", [("--database", url)] * n, args, (pg, name)
+                        )
+                    )
+        finally:
+            pg.stop()
+    base = rows[0][1]
+    print(f"# {platform.platform()}, {os.cpu_count()} CPUs; python {platform.python_version()}")
+    print(
+        f"# {args.sessions} sessions x {args.requests} requests (each: 2 model calls, 1 MCP tool "
+        f"call), {args.concurrency} in flight, instances round-robin"
+    )
+    header = ("configuration", "req/s", "vs sqlite", "median ms", "db trips/req")
+    print(f"{header[0]:<14} {header[1]:>8} {header[2]:>10} {header[3]:>10} {header[4]:>13}")
+    for label, rate, median, trips in rows:
+        shown = "-" if trips is None else f"{trips:.1f}"
+        print(f"{label:<14} {rate:8.1f} {rate / base:9.2f}x {median * 1000:10.1f} {shown:>13}")
+    best = max(rows[1:], key=lambda r: r[1])
+    print(
+        f"summary: {best[0]} serves {best[1]:.1f} req/s, {best[1] / base:.2f}x one SQLite "
+        f"instance, at {best[3] or 0:.1f} database round trips per request"
+    )
+
+
+async def _extension(url: str) -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(url, autocommit=True) as conn:
+        await conn.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+
+def _instances(text: str) -> list[int]:
+    return [int(n) for n in text.split(",") if n]
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=30)
+    parser.add_argument("--requests", type=int, default=4)
+    parser.add_argument("--concurrency", type=int, default=8)
+    parser.add_argument("--instances", type=_instances, default=[1, 2, 3])
+    asyncio.run(main(parser.parse_args()))

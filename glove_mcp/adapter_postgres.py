@@ -1,0 +1,117 @@
+"""PostgresMcpAdapter: a conversation's active MCP servers in PostgreSQL (several instances).
+
+The same contract as ``SqliteMcpAdapter`` — ids in activation order, idempotent activate and
+deactivate, credentials from ``tokens`` — in table ``glove_mcp_active`` (component
+``glove_mcp.active_servers``) of the PostgreSQL layer, so a conversation reopened on any
+instance reloads the servers it had activated. Needs the ``postgres`` extra.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
+from glove_core.resources import AsyncResource
+from glove_mcp.adapter import MemoryMcpAdapter, TokenMap
+
+__all__ = ["PostgresMcpAdapter"]
+
+_ACTIVE_SCHEMA = PostgresSchema(
+    name="glove_mcp.active_servers",
+    migrations=(
+        (
+            """CREATE TABLE glove_mcp_active (
+    conversation_id TEXT NOT NULL,
+    server_id TEXT NOT NULL,
+    activated_at TEXT NOT NULL,
+    seq BIGINT GENERATED ALWAYS AS IDENTITY,
+    PRIMARY KEY (conversation_id, server_id)
+)""",
+        ),
+    ),
+)
+
+
+class PostgresMcpAdapter(AsyncResource):
+    """An ``McpAdapter`` keeping active ids per conversation in PostgreSQL.
+
+    Args:
+        database: the process's ``PostgresDatabase`` (owned by the caller).
+        conversation_id: the conversation whose active ids this adapter holds.
+        tokens: bearer tokens per server id (a mapping, or a function id → token).
+    """
+
+    schema: ClassVar[PostgresSchema] = _ACTIVE_SCHEMA
+    """The active-servers table, as registered with glove_core's PostgreSQL layer."""
+
+    def __init__(
+        self, database: PostgresDatabase, conversation_id: str, tokens: TokenMap | None = None
+    ) -> None:
+        self._db = database
+        self.conversation_id = conversation_id
+        # The token lookup is the memory adapter's; only the active ids live in the database.
+        self._credentials = MemoryMcpAdapter(conversation_id, tokens=tokens)
+
+    @property
+    def identifier(self) -> str:
+        """The conversation id."""
+        return self.conversation_id
+
+    async def open(self) -> PostgresMcpAdapter:
+        """Migrate the table now (otherwise the first call does)."""
+        await self._db.migrate(_ACTIVE_SCHEMA)
+        return self
+
+    async def aclose(self) -> None:
+        """Nothing to close: the database belongs to its owner."""
+
+    async def _enter(self) -> None:
+        await self.open()
+
+    async def get_active(self) -> list[str]:
+        """The active ids, in activation order."""
+
+        async def read(conn: Connection) -> list[Any]:
+            cursor = await conn.execute(
+                "SELECT server_id FROM glove_mcp_active WHERE conversation_id = %s ORDER BY seq",
+                (self.conversation_id,),
+            )
+            return await cursor.fetchall()
+
+        await self.open()
+        return [str(row[0]) for row in await self._db.read(read)]
+
+    async def activate(self, id: str) -> None:
+        """Mark ``id`` active (idempotent; keeps its first activation position)."""
+        now = datetime.now(UTC).isoformat()
+
+        async def write(conn: Connection) -> None:
+            await conn.execute(
+                "INSERT INTO glove_mcp_active (conversation_id, server_id, activated_at) "
+                "VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (self.conversation_id, id, now),
+            )
+
+        await self.open()
+        await self._db.write(write)
+
+    async def deactivate(self, id: str) -> None:
+        """Mark ``id`` inactive (idempotent)."""
+
+        async def write(conn: Connection) -> None:
+            await conn.execute(
+                "DELETE FROM glove_mcp_active WHERE conversation_id = %s AND server_id = %s",
+                (self.conversation_id, id),
+            )
+
+        await self.open()
+        await self._db.write(write)
+
+    async def get_access_token(self, id: str, *, fresh: bool = False) -> str | None:
+        """The bearer token for server ``id`` from ``tokens``, or None; ``fresh=True`` (after
+        a 401) asks a token source for a refreshed one."""
+        return await self._credentials.get_access_token(id, fresh=fresh)
+
+    def __repr__(self) -> str:
+        return f"PostgresMcpAdapter({self._db.name!r}, {self.conversation_id!r})"
