@@ -3,17 +3,21 @@
 The same contract as ``SqliteMcpAdapter`` — ids in activation order, idempotent activate and
 deactivate, credentials from ``tokens`` — in table ``glove_mcp_active`` (component
 ``glove_mcp.active_servers``) of the PostgreSQL layer, so a conversation reopened on any
-instance reloads the servers it had activated. Needs the ``postgres`` extra.
+instance reloads the servers it had activated. It is a ``LearnedToolsStore`` too: the tools a
+server listed are kept per server id in ``glove_mcp_learned_tools``, shared by every
+conversation of the database, as ``SqliteMcpAdapter`` keeps them per file. Needs the
+``postgres`` extra.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
 from glove_core.resources import AsyncResource
-from glove_mcp.adapter import MemoryMcpAdapter, TokenMap
+from glove_mcp.adapter import LearnedTool, MemoryMcpAdapter, TokenMap, learned_tools
 
 __all__ = ["PostgresMcpAdapter"]
 
@@ -27,6 +31,17 @@ _ACTIVE_SCHEMA = PostgresSchema(
     activated_at TEXT NOT NULL,
     seq BIGINT GENERATED ALWAYS AS IDENTITY,
     PRIMARY KEY (conversation_id, server_id)
+)""",
+        ),
+        (
+            # Learned tools: per server id, shared by every conversation of the database.
+            """CREATE TABLE glove_mcp_learned_tools (
+    server_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    learned_at TEXT NOT NULL,
+    PRIMARY KEY (server_id, name)
 )""",
         ),
     ),
@@ -112,6 +127,47 @@ class PostgresMcpAdapter(AsyncResource):
         """The bearer token for server ``id`` from ``tokens``, or None; ``fresh=True`` (after
         a 401) asks a token source for a refreshed one."""
         return await self._credentials.get_access_token(id, fresh=fresh)
+
+    async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
+        """Keep ``tools`` as what server ``server_id`` offers, for every conversation of the
+        database, replacing what was kept in one transaction (``LearnedToolsStore``).
+
+        Raises:
+            TypeError: an item is not a ``LearnedTool``.
+        """
+        kept = learned_tools(tools)
+        now = datetime.now(UTC).isoformat()
+
+        async def write(conn: Connection) -> None:
+            await conn.execute(
+                "DELETE FROM glove_mcp_learned_tools WHERE server_id = %s", (server_id,)
+            )
+            async with conn.cursor() as cursor:
+                await cursor.executemany(
+                    "INSERT INTO glove_mcp_learned_tools "
+                    "(server_id, position, name, description, learned_at) "
+                    "VALUES (%s, %s, %s, %s, %s)",
+                    [(server_id, i, t.name, t.description, now) for i, t in enumerate(kept)],
+                )
+
+        await self.open()
+        await self._db.write(write)
+
+    async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:
+        """Every server's kept tools, as saved by any conversation of the database."""
+
+        async def read(conn: Connection) -> list[Any]:
+            cursor = await conn.execute(
+                "SELECT server_id, name, description FROM glove_mcp_learned_tools "
+                "ORDER BY server_id, position"
+            )
+            return await cursor.fetchall()
+
+        await self.open()
+        out: dict[str, list[LearnedTool]] = {}
+        for server_id, name, description in await self._db.read(read):
+            out.setdefault(str(server_id), []).append(LearnedTool(str(name), str(description)))
+        return out
 
     def __repr__(self) -> str:
         return f"PostgresMcpAdapter({self._db.name!r}, {self.conversation_id!r})"

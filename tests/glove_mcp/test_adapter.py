@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from glove_core import Glove, ScriptedModel
 from glove_mcp import McpAdapter, McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
+from glove_mcp.adapter import LearnedTool, LearnedToolsStore
 from glove_mcp.errors import McpStateError
 from glove_mcp.testing import serve
 from tests._backends import Backend
@@ -59,6 +60,27 @@ async def test_sqlite_adapter_persists_per_conversation(backend: Backend) -> Non
     if backend.kind == "sqlite":
         with sqlite3.connect(backend.where) as conn:
             assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+async def test_learned_tools_are_kept_per_server_for_every_conversation(
+    backend: Backend,
+) -> None:
+    one = await backend.adapter("c1")
+    assert isinstance(one, LearnedToolsStore)
+    assert await one.get_learned_tools() == {}
+    tools = [LearnedTool("search_pages", "Search."), LearnedTool("read_page", "Read.")]
+    await one.save_learned_tools("notes", [*tools, LearnedTool("search_pages", "again")])
+    await one.save_learned_tools("tracker", [LearnedTool("list_issues", "d" * 900)])
+    # Another conversation, on a connection of its own (a restart), sees what c1 learned.
+    other = await backend.adapter("c2", fresh=True)
+    kept = await other.get_learned_tools()
+    assert kept["notes"] == tools  # in listing order, a repeated name kept once
+    assert len(kept["tracker"][0].description) == 500  # cut, as the contract says
+    await other.save_learned_tools("notes", [LearnedTool("search", "")])  # replaces the list
+    assert (await one.get_learned_tools())["notes"] == [LearnedTool("search", "")]
+    with pytest.raises(TypeError, match="must be LearnedTool objects"):
+        await one.save_learned_tools("notes", ["search"])  # type: ignore[list-item]
+    assert (await one.get_learned_tools())["notes"] == [LearnedTool("search", "")]
 
 
 async def test_sqlite_adapter_shares_a_file_with_other_tables(tmp_path: Path) -> None:
