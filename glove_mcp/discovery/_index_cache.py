@@ -10,7 +10,11 @@ entries' content: equal content gives the same index, changed content a new one.
 - by content (every field ranking reads), for everything else and when identity misses:
   a list rebuilt from the same JSON finds the index built for the first one.
 
-The cached index keeps its entries alive, so an ``id()`` in a key is never reused meanwhile.
+The identity level keeps the very objects it was given next to the index, and a hit checks
+them with ``is``: an ``id()`` is only ever compared while its object is alive, so a new entry
+at a freed address never finds another catalogue's index. Entries are taken as immutable: a
+frozen entry whose ``tags`` or ``keywords`` list is changed in place keeps its old index
+until ``clear_index_cache()`` (build a new entry instead).
 """
 
 from __future__ import annotations
@@ -60,10 +64,10 @@ def _content(entries: Sequence[object]) -> Hashable:
 
 def _frozen(value: object) -> object:
     if isinstance(value, list | tuple):
-        return tuple(value)
+        value = tuple(value)
     try:
         hash(value)
-    except TypeError:
+    except TypeError:  # e.g. a list inside the list: CatalogueIndex will refuse it clearly
         return repr(value)
     return value
 
@@ -85,10 +89,13 @@ def cached_index(entries: Sequence[_T], build: Callable[[Sequence[_T]], _U]) -> 
     if all(_immutable(kind) for kind in {type(e) for e in items}):
         identity = tuple(map(id, items))
         with _lock:
-            found = _by_identity.get(identity)
-            if found is not None:
-                _by_identity.move_to_end(identity)
-                return found  # type: ignore[return-value]
+            kept = _by_identity.get(identity)
+            if isinstance(kept, tuple):
+                objects: tuple[object, ...] = kept[0]
+                if all(a is b for a, b in zip(objects, items, strict=True)):
+                    _by_identity.move_to_end(identity)
+                    return kept[1]  # type: ignore[no-any-return]
+                del _by_identity[identity]
     content = _content(items)
     with _lock:
         found = _by_content.get(content)
@@ -98,7 +105,8 @@ def cached_index(entries: Sequence[_T], build: Callable[[Sequence[_T]], _U]) -> 
             _remember(_by_content, content, found)
     if identity is not None:
         with _lock:
-            _remember(_by_identity, identity, found)
+            # The objects stay alive with the index, so their ids cannot be reused meanwhile.
+            _remember(_by_identity, identity, (tuple(items), found))
     return found  # type: ignore[return-value]
 
 

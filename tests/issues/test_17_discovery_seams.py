@@ -4,7 +4,9 @@ discovery subagent sees. Recall figures live in bench/discovery.py, not here."""
 
 from __future__ import annotations
 
+import gc
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,6 +177,21 @@ def test_the_same_list_or_equal_entries_reuse_one_index(builds: list[int]) -> No
     again = [McpCatalogueEntry.model_validate(e.model_dump()) for e in CATALOGUE]
     (found,) = match_entries(again, "email")
     assert found is again[0] and found is not first[0]
+    assert builds == [3]
+
+
+def test_the_identity_cache_keeps_its_objects_so_a_freed_address_finds_nothing(
+    builds: list[int],
+) -> None:
+    # An identity key is a tuple of id()s: if the objects behind it could be freed, a new
+    # entry at the same address would find another catalogue's index. The cache keeps them.
+    match_entries(list(CATALOGUE), "email")
+    again = [McpCatalogueEntry.model_validate(e.model_dump()) for e in CATALOGUE]
+    match_entries(again, "email")  # equal content: the first index, under again's ids
+    alive = [weakref.ref(e) for e in again]
+    del again
+    gc.collect()
+    assert all(ref() is not None for ref in alive)
     assert builds == [3]
 
 
