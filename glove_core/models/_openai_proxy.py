@@ -32,6 +32,7 @@ __all__ = [
     "proxied_call",
     "tool_definitions",
     "unwrap_call",
+    "uses_proxy",
 ]
 
 PROXY_TOOL_NAME = "glove_call_tool"
@@ -69,7 +70,7 @@ def tool_definitions(request: ModelRequest) -> list[dict[str, Any]]:
     Raises:
         ValueError: a tool of the request is itself named ``glove_call_tool``.
     """
-    if request.tools_may_join and any(t.name == PROXY_TOOL_NAME for t in request.tools):
+    if uses_proxy(request) and any(t.name == PROXY_TOOL_NAME for t in request.tools):
         raise ValueError(
             f"the tool name {PROXY_TOOL_NAME!r} is reserved by OpenAICompatModel for tools that "
             "join mid-conversation; rename that tool"
@@ -86,9 +87,15 @@ def tool_definitions(request: ModelRequest) -> list[dict[str, Any]]:
         for t in request.tools
         if t.name not in request.deferred_tools
     ]
-    if request.tools_may_join or request.deferred_tools:
+    if uses_proxy(request):
         tools.append(PROXY_TOOL)
     return tools
+
+
+def uses_proxy(request: ModelRequest) -> bool:
+    """Whether ``request`` offers the stand-in (tools may join, or some are deferred): only
+    then is a call named ``glove_call_tool`` the stand-in's, to unwrap."""
+    return request.tools_may_join or bool(request.deferred_tools)
 
 
 def loaded_text(request: ModelRequest, result: ToolResultData) -> str:
@@ -125,12 +132,19 @@ def proxied_call(call: ToolCall, deferred: Collection[str]) -> dict[str, Any]:
 
 
 def unwrap_call(call: ToolCall) -> ToolCall:
-    """A call of the stand-in as a call of the tool it names. A call without a usable name
-    stays a call of the stand-in, which the tool runner answers as an unknown tool."""
+    """A call of the stand-in as a call of the tool it names. ``arguments`` may come as an
+    object or as a JSON text of one (models often encode it twice), or be left out (no
+    arguments). A call without a usable name stays a call of the stand-in, which the tool
+    runner answers as an unknown tool."""
     if call.name != PROXY_TOOL_NAME:
         return call
     name = call.input.get("name")
     arguments = call.input.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments) if arguments.strip() else {}
+        except ValueError:
+            return call
     if not isinstance(name, str) or not name or not isinstance(arguments, dict):
         return call
     return ToolCall(id=call.id, name=name, input=arguments)

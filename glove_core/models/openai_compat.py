@@ -13,7 +13,7 @@ import binascii
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import httpx2
@@ -26,6 +26,7 @@ from glove_core.models._openai_proxy import (
     proxied_call,
     tool_definitions,
     unwrap_call,
+    uses_proxy,
 )
 from glove_core.models._retry import (
     RetryPolicy,
@@ -175,6 +176,13 @@ def _add_results(
     return media, orphans
 
 
+_Unwrap = Callable[[ToolCall], ToolCall]
+
+
+def _as_called(call: ToolCall) -> ToolCall:
+    return call
+
+
 def _parse_arguments(raw: str) -> dict[str, Any]:
     if not raw.strip():
         return {}
@@ -282,12 +290,15 @@ class OpenAICompatModel(AsyncResource):
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}
+        # Only a request that offers the stand-in has calls of it to unwrap: without joining
+        # tools, a tool of the application's own named glove_call_tool is just that tool.
+        unwrap = unwrap_call if uses_proxy(request) else _as_called
 
         async def attempt(number: int) -> ModelResponse:
             try:
                 if self.stream:
-                    return await self._call_stream(body, notify, number)
-                return await self._call_json(body, notify, number)
+                    return await self._call_stream(body, notify, number, unwrap)
+                return await self._call_json(body, notify, number, unwrap)
             except httpx2.TransportError as exc:
                 detail = str(exc) or type(exc).__name__
                 raise TryAgain(ModelConnectionError(_PROVIDER, detail, number)) from exc
@@ -317,7 +328,9 @@ class OpenAICompatModel(AsyncResource):
             raise TryAgain(typed, typed.retry_after)
         raise typed
 
-    async def _call_json(self, body: dict[str, Any], notify: Notify, attempt: int) -> ModelResponse:
+    async def _call_json(
+        self, body: dict[str, Any], notify: Notify, attempt: int, unwrap: _Unwrap
+    ) -> ModelResponse:
         url = f"{self.base_url}/chat/completions"
         response = await self._client.post(url, json=body, headers=self._headers)
         await self._raise_for_status(response, attempt)
@@ -325,7 +338,7 @@ class OpenAICompatModel(AsyncResource):
         choice = (data.get("choices") or [{}])[0]
         raw = choice.get("message") or {}
         calls = [
-            unwrap_call(
+            unwrap(
                 ToolCall(
                     id=c["id"],
                     name=c["function"]["name"],
@@ -339,7 +352,7 @@ class OpenAICompatModel(AsyncResource):
         return await announce(notify, result, streamed=False)
 
     async def _call_stream(
-        self, body: dict[str, Any], notify: Notify, attempt: int
+        self, body: dict[str, Any], notify: Notify, attempt: int, unwrap: _Unwrap
     ) -> ModelResponse:
         url = f"{self.base_url}/chat/completions"
         texts: list[str] = []
@@ -373,9 +386,7 @@ class OpenAICompatModel(AsyncResource):
             else:
                 raise httpx2.RemoteProtocolError("the stream ended before data: [DONE]")
         tool_calls = [
-            unwrap_call(
-                ToolCall(id=c["id"], name=c["name"], input=_parse_arguments(c["arguments"]))
-            )
+            unwrap(ToolCall(id=c["id"], name=c["name"], input=_parse_arguments(c["arguments"])))
             for _, c in sorted(calls.items())
         ]
         for done in tool_calls:

@@ -12,6 +12,7 @@ from glove_core.models._openai_proxy import (
     proxied_call,
     tool_definitions,
     unwrap_call,
+    uses_proxy,
 )
 from glove_core.tools import ToolSpec
 
@@ -69,3 +70,21 @@ def test_a_tool_named_like_the_stand_in_is_refused_with_the_fix() -> None:
     )
     with pytest.raises(ValueError, match=r"'glove_call_tool' is reserved .* rename that tool"):
         tool_definitions(request)
+
+
+def test_stand_in_arguments_may_come_as_json_text_or_not_at_all() -> None:
+    text = ToolCall(id="1", name=PROXY_TOOL_NAME, input={"name": "x", "arguments": '{"q": 1}'})
+    assert (unwrap_call(text).name, unwrap_call(text).input) == ("x", {"q": 1})
+    bare = unwrap_call(ToolCall(id="2", name=PROXY_TOOL_NAME, input={"name": "x"}))
+    assert (bare.name, bare.input) == ("x", {})
+    garbled = ToolCall(id="3", name=PROXY_TOOL_NAME, input={"name": "x", "arguments": "{oops"})
+    assert unwrap_call(garbled) is garbled  # the runner answers it as an unknown tool
+
+
+def test_only_a_request_offering_the_stand_in_unwraps_its_calls() -> None:
+    hi = [Message(sender="user", text="hi")]
+    own = ModelRequest(system="s", tools=[spec(PROXY_TOOL_NAME)], messages=hi)
+    assert not uses_proxy(own)  # the application's own tool of that name, nothing joins
+    assert names(own) == [PROXY_TOOL_NAME]
+    joining = ModelRequest(system="s", tools=[spec("a")], messages=hi, tools_may_join=True)
+    assert uses_proxy(joining)
