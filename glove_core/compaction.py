@@ -25,7 +25,7 @@ from typing import Any, Protocol
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import SaveMessages, format_pending_inbox
 from glove_core.builtin.tasks import format_tasks
-from glove_core.context_items import disabled_tools, restate_switched_off
+from glove_core.context_items import disabled_tools, is_restatement, restate_switched_off
 from glove_core.models.base import ModelAdapter, ModelRequest
 from glove_core.stores.base import InboxStore, StoreAdapter, TaskStore
 from glove_core.subscribers import (
@@ -388,7 +388,11 @@ def _compactable(history: Sequence[Message]) -> bool:
 def _split(history: Sequence[Message]) -> tuple[Message | None, list[Message]]:
     for index in range(len(history) - 1, -1, -1):
         if history[index].is_compaction:
-            return history[index], list(history[index + 1 :])
+            rest = list(history[index + 1 :])
+            # The tools restated as off just after the summary are not new conversation.
+            if rest and is_restatement(rest[0]):
+                rest = rest[1:]
+            return history[index], rest
     return None, list(history)
 
 

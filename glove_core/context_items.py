@@ -39,6 +39,7 @@ __all__ = [
     "disabled_tools",
     "enable_tools",
     "instruction",
+    "is_restatement",
     "notice",
     "restate_switched_off",
 ]
@@ -241,6 +242,15 @@ def restate_switched_off(disabled: Iterable[str]) -> Message | None:
         return None
     text = _render("app", [ToolsItem(disable=names)])
     return Message(sender="user", text=text, framework_context="runtime")
+
+
+def is_restatement(message: Message) -> bool:
+    """Whether ``message`` is a switch-off restatement that compaction saved after a summary
+    (it is not conversation: a summary right after it has nothing new to compact)."""
+    if message.framework_context != "runtime":
+        return False
+    again = restate_switched_off(disabled_tools([message]))
+    return again is not None and again.text == message.text
 
 
 def _render(source: ContextSource, items: list[ContextItem]) -> str:

@@ -17,8 +17,7 @@ from glove_core.stores._sqlite_tables import touch
 from glove_core.types import Message
 
 __all__ = [
-    "LAST_COMPACTION_SQL",
-    "ROWS_FROM_SQL",
+    "WINDOW_SQL",
     "all_rows",
     "insert_messages",
     "rows_since_compaction",
@@ -26,14 +25,14 @@ __all__ = [
 
 Rows = list[tuple[int, str]]
 
-LAST_COMPACTION_SQL = (
-    "SELECT MAX(seq) FROM glove_messages WHERE session_id = ? AND is_compaction = 1"
+WINDOW_SQL = (
+    "SELECT seq, data FROM glove_messages WHERE session_id = ? AND seq >= COALESCE("
+    "(SELECT MAX(seq) FROM glove_messages WHERE session_id = ? AND is_compaction = 1), 0) "
+    "ORDER BY seq"
 )
-"""The newest compaction row of a session: one lookup in ``glove_messages_compactions``."""
-ROWS_FROM_SQL = (
-    "SELECT seq, data FROM glove_messages WHERE session_id = ? AND seq >= ? ORDER BY seq"
-)
-"""A session's rows from a ``seq`` on: a range of ``glove_messages_by_session``."""
+"""A session's rows from its newest compaction on: the compaction through the
+``glove_messages_compactions`` index, then a range of ``glove_messages_by_session``. One
+statement, so a compaction saved meanwhile cannot split it."""
 
 
 def all_rows(sid: str) -> Callable[[sqlite3.Connection], Rows]:
@@ -50,18 +49,10 @@ def all_rows(sid: str) -> Callable[[sqlite3.Connection], Rows]:
 
 def rows_since_compaction(sid: str) -> Callable[[sqlite3.Connection], Rows]:
     """A read of session ``sid``'s rows from its newest compaction on (inclusive), oldest
-    first; every row when it has none. Both statements run in one read transaction, so a
-    compaction saved in between cannot split them."""
+    first; every row when it has none."""
 
     def read(conn: sqlite3.Connection) -> Rows:
-        (start,) = conn.execute(
-            "SELECT MAX(seq) FROM glove_messages WHERE session_id = ? AND is_compaction = 1",
-            (sid,),
-        ).fetchone()
-        rows: Rows = conn.execute(
-            "SELECT seq, data FROM glove_messages WHERE session_id = ? AND seq >= ? ORDER BY seq",
-            (sid, 0 if start is None else start),
-        ).fetchall()
+        rows: Rows = conn.execute(WINDOW_SQL, (sid, sid)).fetchall()
         return rows
 
     return read

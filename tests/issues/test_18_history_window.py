@@ -36,7 +36,7 @@ from glove_core import (
 )
 from glove_core.models.scripted import ScriptItem
 from glove_core.sqlite import SqliteDatabase, SqliteSchema
-from glove_core.stores._sqlite_messages import LAST_COMPACTION_SQL, ROWS_FROM_SQL
+from glove_core.stores._sqlite_messages import WINDOW_SQL
 from glove_core.stores.base import read_visible_history, since_last_compaction
 from glove_core.stores.memory import PlainMemoryStore
 
@@ -107,13 +107,12 @@ async def test_sqlite_finds_the_window_through_indexes_without_a_scan(tmp_path: 
         await store.append_messages([Message(sender="user", text="x")])
     conn = sqlite3.connect(path)
     try:
-        last = _plan(conn, LAST_COMPACTION_SQL, ("s",))
-        rows = _plan(conn, ROWS_FROM_SQL, ("s", 1))
+        plan = _plan(conn, WINDOW_SQL, ("s", "s"))  # the statement the store runs
     finally:
         conn.close()
-    assert "SCAN" not in last and "SCAN" not in rows, (last, rows)
-    assert "glove_messages_compactions (session_id=? AND is_compaction=?)" in last, last
-    assert "glove_messages_by_session (session_id=? AND seq>?)" in rows, rows
+    assert "SCAN" not in plan, plan
+    assert "glove_messages_compactions (session_id=? AND is_compaction=?)" in plan, plan
+    assert "glove_messages_by_session (session_id=? AND seq>?)" in plan, plan
 
 
 async def test_a_version_1_file_gains_the_index_and_keeps_its_messages(tmp_path: Path) -> None:
@@ -300,3 +299,14 @@ async def test_every_store_sends_the_history_from_the_last_compaction(
     assert [m.text for m in model.requests[0].messages] == ["sum", "c", "q"]
     if isinstance(store, SqliteStore):
         await store.aclose()
+
+
+def test_the_restatement_after_a_summary_is_not_conversation_to_compact_again() -> None:
+    from glove_core.context_items import is_restatement, restate_switched_off
+
+    restated = restate_switched_off(["shell", "deploy"])
+    assert restated is not None and is_restatement(restated)
+    # An application's own context update, or a user's words, are conversation.
+    assert not is_restatement(Message(sender="user", text=restated.text))
+    mixed = restated.text.replace("</context_update>", "<notice>hi</notice>\n</context_update>")
+    assert not is_restatement(Message(sender="user", text=mixed, framework_context="runtime"))
