@@ -9,8 +9,9 @@ Glove and offered from its next model call; the result says which.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
@@ -20,7 +21,13 @@ from glove_core.stores.memory import PlainMemoryStore
 from glove_core.subagents import run_subagent
 from glove_mcp.adapter import LearnedToolsStore, McpAdapter
 from glove_mcp.discovery.index import CatalogueIndex, CatalogueItem
-from glove_mcp.discovery.prompts import CANDIDATES, DEFAULT_CATALOGUE_BUDGET, policy_prompt
+from glove_mcp.discovery.prompts import (
+    CANDIDATES,
+    DEFAULT_CATALOGUE_BUDGET,
+    compact_catalogue,
+    fits,
+    policy_prompt,
+)
 from glove_mcp.discovery.ranker import CatalogueRanker
 from glove_mcp.errors import (
     McpActivationError,
@@ -167,6 +174,19 @@ class _Discovery:
             tool_names={id: list(mount.tool_names(id).values()) for id in mount.loaded},
             ranker=ranker,
         )
+        # A ranker of one's own (an embedding model) may take milliseconds of CPU, or seconds
+        # to load: it runs in a worker thread, one search at a time (the index's lazy build is
+        # not thread-safe); the lexical ranker stays on the loop.
+        self._search_lock = asyncio.Lock()
+
+    async def search(
+        self, query: str, tags: Iterable[str] | None = None, limit: int = 10
+    ) -> list[DiscoveryEntry]:
+        """``CatalogueIndex.search``, off the event loop when a custom ranker is set."""
+        if self.index.ranker is None:
+            return self.index.search(query, tags, limit=limit)
+        async with self._search_lock:
+            return await asyncio.to_thread(self.index.search, query, tags, limit=limit)
 
     async def learn(self) -> None:
         """Index the tools the adapter kept from servers connected before (if it keeps any)."""
@@ -191,9 +211,8 @@ class _Discovery:
         return set(await self.mount.adapter.get_active()) | set(self.mount.loaded)
 
     async def list_capabilities(self, input: ListInput, ctx: ToolContext) -> ToolResultData:
-        await self.learn()
         try:
-            matches = self.index.search(input.query or "", input.tags, limit=10)
+            matches = await self.search(input.query or "", input.tags, limit=10)
         except (TypeError, ValueError) as exc:
             return _error(f"bad list_capabilities input: {exc}")
         active = await self.active()
@@ -302,21 +321,18 @@ class _Discovery:
         return tools
 
     async def prompt(self, policy: str, active: set[str], need: str) -> str:
-        """The subagent's prompt: the whole catalogue if it fits, else the best candidates."""
-        await self.learn()
-        try:
-            candidates = self.index.search(need, limit=CANDIDATES)
-        except (TypeError, ValueError) as exc:  # a custom ranker's bad answer
-            logger.warning("ranking the catalogue for the subagent failed: %s", exc)
-            candidates = []
+        """The subagent's prompt: the whole catalogue if it fits, else the best candidates
+        (ranked only then: a whole catalogue needs no ranking)."""
         entries = list(self.mount.entries.values())
+        tools = self.known_tools()
+        candidates: list[DiscoveryEntry] = []
+        if not fits(compact_catalogue(entries, active, tools), self.budget_tokens):
+            try:
+                candidates = await self.search(need, limit=CANDIDATES)
+            except (TypeError, ValueError) as exc:  # a custom ranker's bad answer
+                logger.warning("ranking the catalogue for the subagent failed: %s", exc)
         return policy_prompt(
-            policy,
-            entries,
-            active,
-            self.budget_tokens,
-            candidates=candidates,
-            tools=self.known_tools(),
+            policy, entries, active, self.budget_tokens, candidates=candidates, tools=tools
         )
 
     async def find_capability(self, input: FindCapabilityInput, ctx: ToolContext) -> ToolResultData:
@@ -324,6 +340,8 @@ class _Discovery:
         main = mount.glove
         policy = mount.ambiguity_policy
         before = set(mount.loaded)
+        # Once per call: the prompt and every list_capabilities of this call rank on it.
+        await self.learn()
         active = await self.active()
         system = mount.subagent_system_prompt or await self.prompt(policy, active, input.need)
 

@@ -81,7 +81,11 @@ def test_the_semantic_ranker_finds_a_need_phrased_without_catalogue_words() -> N
     # Under a tag filter only the allowed entries compete, however far down they rank.
     many = [entry(f"city-{i}", f"Forecasts for city {i}.") for i in range(150)]
     tagged = McpCatalogueEntry(
-        id="books", name="Books", description="Ledgers.", url="u", tags=["t"]
+        id="books",
+        name="Books",
+        description="Ledgers.",
+        url="https://books.example/mcp",
+        tags=["t"],
     )
     for fusion in ("scores", "rrf"):
         ranker = SemanticRanker(shared_model(), fusion=fusion, depth=10)
