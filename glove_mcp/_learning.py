@@ -27,8 +27,9 @@ async def remember_tools(
     it is a ``LearnedToolsStore``; otherwise do nothing."""
     if not isinstance(adapter, LearnedToolsStore):
         return
-    tools = [LearnedTool(real, _summary(tool.description or "")) for tool, real in bridged]
     try:
+        # Inside the try: a server may list a tool LearnedTool refuses (an empty name).
+        tools = [LearnedTool(real, _summary(tool.description or "")) for tool, real in bridged]
         await adapter.save_learned_tools(server_id, tools)
     except Exception as exc:
         logger.warning("could not keep the tools of %r for discovery: %s", server_id, exc)
