@@ -304,7 +304,11 @@ def test_keywords_of_the_catalogue_author_are_ranked_with_their_own_weight() -> 
     cat = [
         entry("described", "Stores rows in a warehouse."),
         McpCatalogueEntry(
-            id="keyed", name="K", description="Stores rows.", url="u", keywords=["warehouse"]
+            id="keyed",
+            name="K",
+            description="Stores rows.",
+            url="https://keyed.example/mcp",
+            keywords=["warehouse"],
         ),
     ]
     assert ids(match_entries(cat, "warehouse")) == ["keyed", "described"]
