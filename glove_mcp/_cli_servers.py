@@ -71,6 +71,8 @@ def _read(file: Path, *, create: bool) -> Any:
         return document
     except OSError as exc:
         raise CatalogueFileError(file, exc.strerror or str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise CatalogueFileError(file, f"not UTF-8 text ({exc}); it was left as it is") from None
     try:
         document = tomlkit.parse(text)
     except tomlkit.exceptions.ParseError as exc:
@@ -80,12 +82,24 @@ def _read(file: Path, *, create: bool) -> Any:
 
 
 def _write(file: Path, document: Any) -> None:
-    """Replace ``file`` with ``document``, atomically, keeping the file's mode."""
+    """Replace ``file`` with ``document``, atomically, keeping the file's mode; a symbolic
+    link keeps pointing where it did (its target is replaced)."""
+    import tomllib
+
     import tomlkit
 
     from glove_mcp.oauth._private_files import make_private_dirs
 
-    entries_from_toml(document.unwrap(), file)  # what is written must load
+    file = file.resolve()
+    text = tomlkit.dumps(document)
+    try:  # what is written must load: the text itself, not the document in memory
+        entries_from_toml(tomllib.loads(text), file)
+    except tomllib.TOMLDecodeError as exc:
+        raise CatalogueFileError(
+            file,
+            f"editing it would not give valid TOML ({exc}); it was left as it is (write "
+            "servers as [[servers]] tables to edit them from the command line)",
+        ) from None
     make_private_dirs(file.parent)
     try:
         mode = file.stat().st_mode & 0o777
@@ -94,7 +108,7 @@ def _write(file: Path, document: Any) -> None:
     descriptor, temporary = tempfile.mkstemp(prefix=f".{file.name}.", dir=file.parent)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(tomlkit.dumps(document))
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)

@@ -125,3 +125,31 @@ def test_no_color(tmp_path: Path) -> None:
     status, screen = run_on_terminal(args, cli_env(tmp_path, NO_COLOR="1"), stdin=b"go\n")
     assert status == 0, screen
     assert "→ nope" in screen and "\x1b[3" not in screen and "\x1b[1m" not in screen
+
+
+def test_servers_add_keeps_inline_arrays_symlinks_and_odd_bytes_safe(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
+    new = ("b", "https://b.example/mcp")
+    # An inline array cannot take a [[servers]] table: refused, the file left byte for byte.
+    inline = tmp_path / "inline.toml"
+    inline.write_text(
+        'servers = [ { id = "a", name = "A", description = "d", url = "https://a.example/mcp" } ]\n'
+    )
+    before = inline.read_bytes()
+    ran = in_process("servers", "add", *new, "--catalogue", str(inline), capsys=capsys)
+    assert ran.status == 2 and "would not give valid TOML" in ran.err
+    assert inline.read_bytes() == before
+    # A symbolic link keeps pointing at its target, which gets the edit.
+    real = tmp_path / "real.toml"
+    real.write_text('[[servers]]\nid = "a"\nname = "A"\ndescription = "d"\nurl = "https://a/mcp"\n')
+    link = tmp_path / "link.toml"
+    link.symlink_to(real)
+    ran = in_process("servers", "add", *new, "--catalogue", str(link), capsys=capsys)
+    assert ran.status == 0 and link.is_symlink() and 'id = "b"' in real.read_text()
+    # Bytes that are not UTF-8: one clear line, nothing written.
+    odd = tmp_path / "odd.toml"
+    odd.write_bytes(b"\xff\xfe")
+    ran = in_process("servers", "add", *new, "--catalogue", str(odd), capsys=capsys)
+    assert ran.status == 2 and "not UTF-8 text" in ran.err and odd.read_bytes() == b"\xff\xfe"
