@@ -146,7 +146,7 @@ class SessionRoutes:
         after = _count(request, "after", low=0, high=None)
         if after is None and "last-event-id" in request.headers:
             text = request.headers["last-event-id"].strip()
-            if not text.isdigit():
+            if not (text.isascii() and text.isdigit()):  # "²" is a digit to str.isdigit
                 raise HTTPException(400, "Last-Event-ID must be a message count, e.g. 12")
             after = int(text)
         first = await self._read(session_id, 0)  # 404 for an unknown id, before streaming

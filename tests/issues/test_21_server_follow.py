@@ -72,15 +72,17 @@ async def test_a_follower_that_reconnects_gets_every_saved_message_once(tmp_path
         ({"after": "x"}, {}, "after must be a whole number"),
         ({"after": "9"}, {}, "after=9 is past the end of the conversation (0 messages)"),
         ({}, {"Last-Event-ID": "abc"}, "Last-Event-ID must be a message count"),
+        ({}, {"Last-Event-ID": b"\xb2"}, "Last-Event-ID must be a message count"),  # "²"
     ],
 )
 async def test_a_bad_cursor_is_a_400(
-    tmp_path: Path, query: dict[str, str], headers: dict[str, str], message: str
+    tmp_path: Path, query: dict[str, str], headers: dict[str, str | bytes], message: str
 ) -> None:
     server = HeadlessServer(str(tmp_path / "s.db"), KEY, simple_factory())
     async with running(server) as client:
         await client.post("/sessions", json={"id": "s1"})
-        reply = await client.get("/sessions/s1/events", params=query, headers=headers)
+        raw = {k.encode(): v if isinstance(v, bytes) else v.encode() for k, v in headers.items()}
+        reply = await client.get("/sessions/s1/events", params=query, headers=raw)
         assert reply.status_code == 400
         assert message in reply.json()["error"]
         unknown = await client.get("/sessions/nope/events")
