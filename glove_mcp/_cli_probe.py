@@ -8,9 +8,10 @@ unreachable server or one without OAuth gets one plain line instead of a half-st
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -80,8 +81,10 @@ async def probe(entry: McpCatalogueEntry, timeout: float = 15.0) -> Reach:  # no
 
 
 async def _advertises_oauth(url: str, timeout: float) -> bool:  # noqa: ASYNC109
-    """Whether the server's origin publishes protected-resource or authorization-server
-    metadata (RFC 9728, RFC 8414, OpenID discovery) at a well-known path."""
+    """Whether the server names protected-resource metadata in its 401's ``WWW-Authenticate``
+    (``resource_metadata=``, the MCP authorization spec's first place to look), or its origin
+    publishes protected-resource or authorization-server metadata (RFC 9728, RFC 8414,
+    OpenID discovery) at a well-known path."""
     import httpx2
 
     parts = urlsplit(url)
@@ -94,6 +97,9 @@ async def _advertises_oauth(url: str, timeout: float) -> bool:  # noqa: ASYNC109
         f"{origin}/.well-known/openid-configuration",
     ]
     async with httpx2.AsyncClient(timeout=timeout) as client:
+        named = await _named_metadata(client, url)
+        if named:
+            candidates.insert(0, named)
         for candidate in candidates:
             try:
                 response = await client.get(candidate)
@@ -102,6 +108,24 @@ async def _advertises_oauth(url: str, timeout: float) -> bool:  # noqa: ASYNC109
             if response.status_code == 200 and _is_json_object(response.content):
                 return True
     return False
+
+
+async def _named_metadata(client: Any, url: str) -> str | None:
+    """The ``resource_metadata`` URL of the server's 401 challenge, if it gives one."""
+    import httpx2
+
+    ping = {"jsonrpc": "2.0", "id": 0, "method": "ping"}
+    try:
+        response = await client.post(
+            url, json=ping, headers={"Accept": "application/json, text/event-stream"}
+        )
+    except httpx2.HTTPError:
+        return None
+    found = _RESOURCE_METADATA.search(response.headers.get("www-authenticate", ""))
+    return found.group(1) if found else None
+
+
+_RESOURCE_METADATA = re.compile(r'resource_metadata="?([^",\s]+)"?')
 
 
 def _is_json_object(body: bytes) -> bool:

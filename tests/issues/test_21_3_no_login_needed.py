@@ -64,3 +64,37 @@ def test_status_tells_stdio_open_and_oauth_servers_apart(tmp_path: Path, servers
     assert rows["tracker"]["state"] == "needs_login"
     assert rows["local"]["transport"] == "stdio" and rows["local"]["state"] == "no_login_needed"
     assert not (tmp_path / "oauth.json").exists()
+
+
+async def test_a_server_naming_its_metadata_only_in_www_authenticate_uses_oauth() -> None:
+    # The MCP authorization spec's first place to look: the 401's resource_metadata URL,
+    # here at a path no well-known lookup would guess.
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+    from starlette.routing import Route
+
+    from glove_mcp._cli_probe import probe
+    from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.testing import serve
+
+    async def mcp(request: Request) -> Response:
+        where = f"{request.base_url}meta/resource"
+        challenge = f'Bearer resource_metadata="{where}"'
+        return Response(status_code=401, headers={"WWW-Authenticate": challenge})
+
+    async def meta(request: Request) -> Response:
+        return JSONResponse({"resource": str(request.base_url), "authorization_servers": []})
+
+    def app() -> Starlette:
+        return Starlette(
+            routes=[
+                Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
+                Route("/meta/resource", meta),
+            ]
+        )
+
+    async with serve(app) as url:
+        entry = McpCatalogueEntry(id="odd", name="Odd", description="d", url=url)
+        reach = await probe(entry, timeout=5)
+    assert reach.access == "oauth", reach
