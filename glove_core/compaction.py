@@ -27,6 +27,7 @@ from glove_core.builtin.inbox import SaveMessages, format_pending_inbox
 from glove_core.builtin.tasks import format_tasks
 from glove_core.context_items import disabled_tools, is_restatement, restate_switched_off
 from glove_core.models.base import ModelAdapter, ModelRequest
+from glove_core.result_summaries import is_user_turn
 from glove_core.stores.base import InboxStore, StoreAdapter, TaskStore
 from glove_core.subscribers import (
     CompactionEnd,
@@ -351,7 +352,7 @@ def _digest(rest: Sequence[Message], tail: Sequence[Message], max_chars: int) ->
     lines = [
         "(The summary model call failed; this is a mechanical digest of the compacted messages.)"
     ]
-    first = next((m for m in rest if _is_user_turn(m)), None)
+    first = next((m for m in rest if is_user_turn(m)), None)
     if first is not None:
         lines.append(f"First user request: {_clip(first.text, max_chars)}")
     statuses: dict[str, str] = {}
@@ -411,15 +412,6 @@ def _carried(previous: Message | None) -> list[str]:
         return []
     blocks = [body for _, body in _BLOCK_RE.findall(previous.text)]
     return blocks if blocks else [_neutralise(previous.text)]
-
-
-def _is_user_turn(m: Message) -> bool:
-    return (
-        m.sender == "user"
-        and not m.tool_results
-        and m.framework_context is None
-        and not m.is_compaction
-    )
 
 
 def _block(tag: str, body: str) -> str:

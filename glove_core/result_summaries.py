@@ -110,9 +110,13 @@ def checked_summaries(value: object) -> ResultSummaries | None:
 
 def is_user_turn(message: Message) -> bool:
     """Whether ``message`` is something the user sent: a user message that is neither a tool
-    result nor written by the framework (runtime context, events, inbox)."""
+    result, nor a compaction summary, nor written by the framework (runtime context, events,
+    inbox). Compaction and summaries share this one rule."""
     return (
-        message.sender == "user" and message.framework_context is None and not message.tool_results
+        message.sender == "user"
+        and message.framework_context is None
+        and not message.tool_results
+        and not message.is_compaction
     )
 
 
