@@ -189,6 +189,7 @@ class McpMount(ServerMethods, AsyncResource):
         try:
             await conn.connect()
             bridged, note = await bridge_server(entry, conn, self.glove, self.options, self._emit)
+            await remember_tools(self.adapter, entry.id, bridged)  # before: no await below
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -199,7 +200,6 @@ class McpMount(ServerMethods, AsyncResource):
                 if name in taken:
                     raise ToolNameConflictError(name)
             replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
-            await remember_tools(self.adapter, entry.id, bridged)
             for tool, _ in bridged:
                 self._tools[tool.name] = tool
             return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced, note)
