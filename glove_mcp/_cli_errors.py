@@ -34,18 +34,20 @@ def command_hint(args: argparse.Namespace | None, *words: str) -> str:
     if catalogue:
         parts += ["--catalogue", catalogue]
     store = getattr(args, "store", None)
-    if store and store != "file":
-        parts += ["--store", store]
-    elif store is None and args is not None:
+    url = None
+    if args is not None:
         from glove_mcp._cli_token_kind import database_url
 
         url = database_url(args)
-        if url:
-            # The login must go where this run reads tokens: the same database, named
-            # without its password (the person types it, or it comes from a .pgpass file).
-            from glove_core.postgres import redact_url
+    if store == "keyring" or (store == "file" and url):
+        # (--store file only where a database would otherwise be the default.)
+        parts += ["--store", store]
+    elif store is None and url:
+        # The login must go where this run reads tokens: the same database, named
+        # without its password (the person types it, or it comes from a .pgpass file).
+        from glove_core.postgres import redact_url
 
-            parts += ["--database", redact_url(url)]
+        parts += ["--database", redact_url(url)]
     if any(_UNSAFE.search(part) or not part for part in parts):
         import shlex  # only when something needs quoting: ``status`` prints hints fast
 

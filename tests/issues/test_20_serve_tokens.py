@@ -9,14 +9,22 @@ real PostgreSQL database.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
+import json
+import shlex
+import socket
 import time
 from pathlib import Path
 
 import httpx2
+import pytest
 
 from glove_core.postgres import PostgresDatabase
+from glove_mcp._cli_errors import command_hint
+from glove_mcp._cli_token_kind import DATABASE_ENV
 from glove_mcp.adapter_postgres import PostgresMcpAdapter
+from glove_mcp.cli import main
 from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 from glove_mcp.testing.oauth_server import serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
@@ -177,3 +185,68 @@ def test_a_bad_database_for_auth_is_one_line_naming_the_flag(tmp_path: Path) -> 
         assert "did not answer within 1 s" in line
         assert "s3cret" not in down.err + down.out
     assert not (tmp_path / "oauth.json").exists()
+
+
+def test_serve_keeps_tokens_in_its_database_unless_store_is_given(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
+    monkeypatch.setenv("GLOVE_API_KEY", "k")
+    monkeypatch.delenv(DATABASE_ENV, raising=False)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps(["ok"]))
+    serve = ["serve", "--script", str(script), "--database", postgres_url]
+
+    def components() -> set[str]:
+        import psycopg
+
+        with psycopg.connect(postgres_url) as conn:
+            rows = conn.execute("SELECT component FROM glove_store_schema").fetchall()
+        return {str(row[0]) for row in rows}
+
+    # The port is taken: the command stops after its start-up checks of the database.
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        assert main([*serve, "--store", "file", "--port", port]) == 1
+        assert "glove_mcp.oauth" not in components()  # --store file: tokens on this machine
+        assert main([*serve, "--port", port]) == 1
+        assert "glove_mcp.oauth" in components()  # the default: the database's token table
+
+
+def test_login_hints_name_the_database_without_its_password(
+    tmp_path: Path,
+    postgres_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
+    monkeypatch.delenv(DATABASE_ENV, raising=False)
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
+    args = ["status", "--catalogue", str(catalogue), "--json"]
+    login = ["glove-mcp", "auth", "tracker", "--catalogue", str(catalogue)]
+
+    def hint(*more: str) -> str:
+        capsys.readouterr()
+        assert main([*args, *more]) == 0
+        [row] = json.loads(capsys.readouterr().out)
+        assert row["state"] == "no_tokens"
+        return str(row["login_command"])
+
+    assert hint("--database", postgres_url) == shlex.join([*login, "--database", postgres_url])
+    monkeypatch.setenv(DATABASE_ENV, postgres_url)  # the variable works as the flag does
+    assert hint() == shlex.join([*login, "--database", postgres_url])
+    # An explicit --store wins over the variable, and the hint keeps it.
+    assert hint("--store", "file") == shlex.join([*login, "--store", "file"])
+    assert not (tmp_path / "oauth.json").exists()
+
+    secret = argparse.Namespace(catalogue=None, store=None, database="postgresql://g:pw@db/x")
+    assert command_hint(secret, "auth", "notion") == (
+        "glove-mcp auth notion --database 'postgresql://g:***@db/x'"
+    )
+    assert command_hint(argparse.Namespace(store="keyring"), "auth", "notion") == (
+        "glove-mcp auth notion --store keyring"
+    )
+    # chat has no --database: the variable does not leak into its hints.
+    assert command_hint(argparse.Namespace(store=None), "chat") == "glove-mcp chat"
