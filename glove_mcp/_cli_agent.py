@@ -33,6 +33,8 @@ from glove_mcp._cli_serve_db import (
     shown,
     start_database,
 )
+from glove_mcp._cli_token_kind import store_kind
+from glove_mcp._cli_tokens import database_token_store
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._console_prompts import ElicitationPrompter
 from glove_mcp._http import McpClientPool
@@ -112,7 +114,7 @@ async def chat(args: argparse.Namespace) -> int:
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
     progress = Progress(sys.stderr)
     model = _model(args, progress)
-    store = open_token_store(args.store)
+    store = open_token_store(args.store or "file")
     db = database_file(args.db, "chat.db")
     session = args.session or time.strftime("chat-%Y%m%d-%H%M%S")
     out = sys.stdout
@@ -200,12 +202,10 @@ async def serve(args: argparse.Namespace) -> int:
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
     # Checked now, not at the first session: a bad script is one line and exit status 2.
     script = read_script(args.script) if args.script else None
-    store = open_token_store(args.store)
+    token_kind = store_kind(args)
     db = None if args.database is not None else database_file(args.db, "server.db")
     shared_model = None if script else _model(args, Progress(enabled=False))
-    # One token source per server for every session: refreshes stay single-flight and a
-    # reopened session does not start from scratch.
-    tokens = _token_lookup(store, entries, args)
+    tokens: dict[str, Any] = {}
 
     async def factory(session_id: str, conversation: SessionStore, stack: AsyncExitStack) -> Glove:
         model = script_model(script) if script else shared_model
@@ -242,6 +242,20 @@ async def serve(args: argparse.Namespace) -> int:
     if args.access_log:
         logging.getLogger(ACCESS_LOGGER).setLevel(logging.INFO)
     await start_database(server.open, args)
+    if token_kind == "database":
+        # In the sessions' database: every instance uses and refreshes the same tokens,
+        # one refresh at a time across machines (the store's advisory lock).
+        assert server.database is not None
+        try:
+            store = await database_token_store(server.database, args.database)
+        except CliError:
+            await server.aclose()
+            raise
+    else:
+        store = open_token_store(token_kind)
+    # One token source per server for every session: refreshes stay single-flight and a
+    # reopened session does not start from scratch.
+    tokens.update(_token_lookup(store, entries, args))
     limits = HttpLimits(
         header_timeout=args.header_timeout,
         keep_alive=args.keep_alive,
@@ -260,8 +274,10 @@ async def serve(args: argparse.Namespace) -> int:
     sock.listen(2048)  # before the line below: a client reading it may connect at once
     port = sock.getsockname()[1]
     page = " — chat page at /" if args.web else ""
+    where = "the database" if token_kind == "database" else f"the {token_kind} store"
     print(
-        f"glove-mcp serve: http://{args.host}:{port} (sessions in {shown(db, args)}){page}",
+        f"glove-mcp serve: http://{args.host}:{port} (sessions in {shown(db, args)}, OAuth "
+        f"tokens in {where}){page}",
         flush=True,
     )
     config = uvicorn_config(server.app, limits, log_level="warning")

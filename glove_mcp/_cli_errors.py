@@ -2,9 +2,9 @@
 
 Library errors advise library users ("use open_browser=False", "log in again with
 run_mcp_oauth(...)"); on the terminal the same advice must name the command's flags, and a
-command to run must keep the ``--catalogue FILE`` and ``--store`` the person passed, so that
-running it as printed works. The library's messages stay as they are; they are translated
-here, where they reach the terminal.
+command to run must keep the ``--catalogue FILE`` and ``--store`` (or ``--database``, without
+its password) the person passed, so that running it as printed works. The library's messages
+stay as they are; they are translated here, where they reach the terminal.
 """
 
 from __future__ import annotations
@@ -33,9 +33,21 @@ def command_hint(args: argparse.Namespace | None, *words: str) -> str:
     catalogue = getattr(args, "catalogue", None)
     if catalogue:
         parts += ["--catalogue", catalogue]
-    store = getattr(args, "store", "file")
-    if store and store != "file":
+    store = getattr(args, "store", None)
+    url = None
+    if args is not None:
+        from glove_mcp._cli_token_kind import database_url
+
+        url = database_url(args)
+    if store == "keyring" or (store == "file" and url):
+        # (--store file only where a database would otherwise be the default.)
         parts += ["--store", store]
+    elif store is None and url:
+        # The login must go where this run reads tokens: the same database, named
+        # without its password (the person types it, or it comes from a .pgpass file).
+        from glove_core.postgres import redact_url
+
+        parts += ["--database", redact_url(url)]
     if any(_UNSAFE.search(part) or not part for part in parts):
         import shlex  # only when something needs quoting: ``status`` prints hints fast
 

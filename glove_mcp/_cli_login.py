@@ -1,4 +1,5 @@
-"""``glove-mcp auth`` and ``logout``: logins kept in the command's token store; a logout
+"""``glove-mcp auth`` and ``logout``: logins kept in the command's token store (the file, the
+keyring, or with ``--database`` the PostgreSQL database ``serve --database`` reads); a logout
 revokes the tokens at the authorization server before deleting them."""
 
 from __future__ import annotations
@@ -10,13 +11,15 @@ import os
 import sys
 from pathlib import Path
 
-from glove_mcp._cli_config import load_catalogue, open_token_store, token_file
+from glove_mcp._cli_config import load_catalogue, token_file
 from glove_mcp._cli_errors import CliError, command_hint, in_flags
 from glove_mcp._cli_probe import Reach, probe, stdio_problem
 from glove_mcp._cli_progress import Progress
+from glove_mcp._cli_token_kind import store_kind
+from glove_mcp._cli_tokens import check_token_flags, command_token_store
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
-from glove_mcp.oauth import OAuthTokenSource, run_mcp_oauth
+from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -62,36 +65,40 @@ def _needs_no_login(entry: McpCatalogueEntry, reach: Reach | None) -> str | None
 
 
 async def auth(args: argparse.Namespace) -> int:
+    check_token_flags(args)
     entry = entry_named(load_catalogue(args.catalogue), args.id)
     plain = _needs_no_login(entry, None)
     if plain is not None:
         print(f"{entry.id}: {plain}")
         return 0
     client = _pre_registered(args)
-    progress = Progress(sys.stderr)
-    try:
-        # Asked first, without credentials: a server that needs no login (or cannot give
-        # one) is told plainly, and nothing is written to the token store.
-        with progress.step(f"checking {entry.url}…"):
-            reach = await probe(entry)
-        plain = _needs_no_login(entry, reach)
-        if plain is not None:
-            print(f"{entry.id}: {plain}")
-            return 0
-        if reach.access == "unreachable":
-            raise CliError(
-                f"{entry.id}: {reach.detail}; check that the server is running and that the "
-                f"catalogue's url is right, then run `{command_hint(args, 'auth', entry.id)}` "
-                "again. Nothing was saved."
-            )
-        if reach.access == "no_oauth":
-            raise CliError(
-                f"{entry.id}: {entry.url} needs credentials but does not use OAuth: "
-                f"{reach.detail}; `glove-mcp auth` cannot log in to it. Nothing was saved."
-            )
-        return await _login(args, entry, client, progress)
-    finally:
-        progress.close()
+    # Opened first: a database that cannot be reached stops the command before the person
+    # consents to a login it could not keep.
+    async with command_token_store(args) as store:
+        progress = Progress(sys.stderr)
+        try:
+            # Asked first, without credentials: a server that needs no login (or cannot give
+            # one) is told plainly, and nothing is written to the token store.
+            with progress.step(f"checking {entry.url}…"):
+                reach = await probe(entry)
+            plain = _needs_no_login(entry, reach)
+            if plain is not None:
+                print(f"{entry.id}: {plain}")
+                return 0
+            if reach.access == "unreachable":
+                raise CliError(
+                    f"{entry.id}: {reach.detail}; check that the server is running and that "
+                    f"the catalogue's url is right, then run "
+                    f"`{command_hint(args, 'auth', entry.id)}` again. Nothing was saved."
+                )
+            if reach.access == "no_oauth":
+                raise CliError(
+                    f"{entry.id}: {entry.url} needs credentials but does not use OAuth: "
+                    f"{reach.detail}; `glove-mcp auth` cannot log in to it. Nothing was saved."
+                )
+            return await _login(args, entry, client, progress, store)
+        finally:
+            progress.close()
 
 
 async def _login(
@@ -99,10 +106,10 @@ async def _login(
     entry: McpCatalogueEntry,
     client: dict[str, str] | None,
     progress: Progress,
+    store: OAuthStore,
 ) -> int:
-    store = open_token_store(args.store)
     tokens = token_file()
-    fresh_file = args.store == "file" and not tokens.exists()
+    fresh_file = store_kind(args) == "file" and not tokens.exists()
 
     def say(text: str) -> None:
         progress.clear()
@@ -155,8 +162,15 @@ def _drop_if_empty(path: Path) -> None:
 
 
 async def logout(args: argparse.Namespace) -> int:
+    check_token_flags(args)
     entry = entry_named(load_catalogue(args.catalogue), args.id)
-    store = open_token_store(args.store)
+    async with command_token_store(args) as store:
+        return await _logout_from(args, entry, store)
+
+
+async def _logout_from(
+    args: argparse.Namespace, entry: McpCatalogueEntry, store: OAuthStore
+) -> int:
     state = await store.get(entry.id)
     if state is None or state.tokens is None:
         if state is not None:

@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "check_database_flags",
+    "check_database_url",
     "database_kwargs",
     "follow_activations",
     "session_parts",
@@ -42,15 +43,20 @@ def check_database_flags(args: argparse.Namespace) -> None:
         return
     if args.db is not None:
         raise CliError("give --db (a SQLite file) or --database (PostgreSQL), not both", 2)
-    if not args.database.startswith(("postgresql://", "postgres://")):
-        raise CliError(
-            "--database must be a postgresql:// URL, e.g. postgresql://user:password@host/glove",
-            2,
-        )
+    check_database_url(args.database)
     if args.database_pool_max < args.database_pool_min:
         raise CliError(
             f"--database-pool-max ({args.database_pool_max}) must be at least "
             f"--database-pool-min ({args.database_pool_min})",
+            2,
+        )
+
+
+def check_database_url(url: str) -> None:
+    """Refuse a ``--database`` that is no PostgreSQL URL, or that the driver is missing for."""
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise CliError(
+            "--database must be a postgresql:// URL, e.g. postgresql://user:password@host/glove",
             2,
         )
     try:

@@ -3,8 +3,8 @@ need no login (stdio servers; with ``--check``, open servers); ``--json`` for sc
 
 The common case (a catalogue file or the built-in one, and the token file) is read with the
 standard library alone, so the command answers about as fast as the interpreter starts;
-anything unusual (the keyring store, a file that is not plainly valid) goes through the full
-readers, which give the precise error.
+anything unusual (the keyring store, the ``--database`` store, a file that is not plainly
+valid) goes through the full readers, which give the precise error.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import os
 import time
 
 from glove_mcp._cli_config import DEFAULT_SERVERS, catalogue_file_name, token_file_name
+from glove_mcp._cli_token_kind import store_kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -30,9 +31,13 @@ class _Unusual(Exception):
 
 def status(args: argparse.Namespace) -> int:
     """Print one line per catalogue server (or, with ``--json``, one JSON list)."""
+    if args.database or args.store is not None:
+        from glove_mcp._cli_tokens import check_token_flags
+
+        check_token_flags(args)
     try:
         servers = _catalogue_servers(args.catalogue)
-        logins = _logins(args.store)
+        logins = _logins(store_kind(args))
     except _Unusual:
         import asyncio
 
@@ -194,20 +199,23 @@ def _report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
 
 
 async def _status_in_full(args: argparse.Namespace) -> int:
-    from glove_mcp._cli_config import load_catalogue, open_token_store
+    from glove_mcp._cli_config import load_catalogue
+    from glove_mcp._cli_tokens import check_token_flags, command_token_store
 
-    store = open_token_store(args.store)
+    check_token_flags(args)  # also where $GLOVE_DATABASE_URL alone chose the database
     servers: list[dict[str, Any]] = []
     logins: dict[str, dict[str, Any]] = {}
-    for entry in load_catalogue(args.catalogue):
-        servers.append({"id": entry.id, "url": entry.url, "command": entry.command})
-        state = await store.get(entry.id)
-        tokens = state.tokens if state else None
-        if tokens is not None:
-            logins[entry.id] = {
-                "expires_at": tokens.expires_at,
-                "refresh_token": tokens.refresh_token,
-            }
+    entries = load_catalogue(args.catalogue)
+    async with command_token_store(args) as store:
+        for entry in entries:
+            servers.append({"id": entry.id, "url": entry.url, "command": entry.command})
+            state = await store.get(entry.id)
+            tokens = state.tokens if state else None
+            if tokens is not None:
+                logins[entry.id] = {
+                    "expires_at": tokens.expires_at,
+                    "refresh_token": tokens.refresh_token,
+                }
     if args.check:
         return await _status_checked(args, servers, logins)
     _report(args, [_row(args, server, logins.get(server["id"])) for server in servers])

@@ -78,7 +78,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     demo.set_defaults(run="_cli_agent:demo")
 
-    def catalogue_and_store(sub: argparse.ArgumentParser) -> None:
+    def catalogue_and_store(sub: argparse.ArgumentParser, *, shared: bool = True) -> None:
         sub.add_argument(
             "--catalogue",
             metavar="FILE",
@@ -88,8 +88,28 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         sub.add_argument(
             "--store",
             choices=["file", "keyring"],
-            default="file",
-            help="where OAuth tokens live: a 0600 file in the data dir, or the OS keyring",
+            default=None,
+            help="where OAuth tokens live: a 0600 file in the data dir, or the OS keyring "
+            "(default: the --database when there is one, else file)"
+            if shared
+            else "where OAuth tokens live: a 0600 file in the data dir (default), or the OS "
+            "keyring",
+        )
+
+    def token_database(sub: argparse.ArgumentParser) -> None:
+        group = sub.add_argument_group("tokens shared by several serve instances (PostgreSQL)")
+        group.add_argument(
+            "--database",
+            metavar="URL",
+            help="keep the OAuth tokens in the PostgreSQL database that `glove-mcp serve "
+            "--database URL` uses (default $GLOVE_DATABASE_URL); instead of --store",
+        )
+        group.add_argument(
+            "--database-timeout",
+            type=_at_least(0, float, strict=True),
+            default=30.0,
+            metavar="SECONDS",
+            help="how long to wait for the database to answer (default 30)",
         )
 
     def json_output(sub: argparse.ArgumentParser) -> None:
@@ -128,6 +148,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="environment variable holding that client's secret",
     )
     catalogue_and_store(auth)
+    token_database(auth)
     auth.set_defaults(run="_cli_login:auth")
 
     status = _subcommand(
@@ -144,6 +165,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="ask each HTTP server without tokens whether it is open, needs a login, or is down",
     )
     catalogue_and_store(status)
+    token_database(status)
     json_output(status)
     status.set_defaults(run="_cli_status:status")
 
@@ -161,6 +183,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="delete the stored tokens without revoking them (e.g. the server is gone)",
     )
     catalogue_and_store(logout)
+    token_database(logout)
     logout.set_defaults(run="_cli_login:logout")
 
     servers = _subcommand(
@@ -239,7 +262,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="never ask for permission or a choice (headless behaviour)",
     )
-    catalogue_and_store(chat)
+    catalogue_and_store(chat, shared=False)
     model_options(chat)
     chat.set_defaults(run="_cli_agent:chat")
 
@@ -248,9 +271,14 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "serve",
         "a headless HTTP agent server (one agent per session)",
         "Serve agents over HTTP: POST /sessions, then POST /sessions/ID/messages. Clients "
-        "send the key from --api-key-env as a bearer token.",
+        "send the key from --api-key-env as a bearer token. With --database, OAuth tokens "
+        "and client registrations live in that database too, shared by every instance "
+        "(log in with `glove-mcp auth ID --database URL`); an explicit --store file|keyring "
+        "keeps them on this machine instead.",
         "  GLOVE_API_KEY=secret glove-mcp serve --port 8765\n"
-        "  GLOVE_API_KEY=secret glove-mcp serve --script replies.json --port 0\n",
+        "  GLOVE_API_KEY=secret glove-mcp serve --script replies.json --port 0\n"
+        "  glove-mcp auth notion --database postgresql://glove@db/glove --no-browser\n"
+        "  GLOVE_API_KEY=secret glove-mcp serve --database postgresql://glove@db/glove\n",
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=8765, help="0 picks a free port")
@@ -317,9 +345,10 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "--database",
         metavar="URL",
         default=os.environ.get("GLOVE_DATABASE_URL"),
-        help="keep sessions, events, MCP state in PostgreSQL (postgresql://user:pw@host/db; "
-        "default $GLOVE_DATABASE_URL) so several instances behind a load balancer serve any "
-        "session; instead of --db",
+        help="keep sessions, events, MCP state and, unless --store is given, OAuth tokens in "
+        "PostgreSQL (postgresql://user:pw@host/db; default $GLOVE_DATABASE_URL) so several "
+        "instances behind a load balancer serve any session and refresh each token once; "
+        "log in with `glove-mcp auth ID --database URL`; instead of --db",
     )
     database.add_argument(
         "--database-pool-min",

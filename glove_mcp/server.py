@@ -42,7 +42,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
@@ -76,6 +76,9 @@ from glove_mcp._session_cache import (
     default_max_sessions,
 )
 from glove_mcp._session_storage import SessionStorage, SessionStore
+
+if TYPE_CHECKING:
+    from glove_core.postgres import PostgresDatabase
 
 __all__ = [
     "ACCESS_LOGGER",
@@ -217,6 +220,13 @@ class HeadlessServer:
 
     def __repr__(self) -> str:
         return f"<HeadlessServer storage={self._storage!r} open_sessions={len(self._cache)}>"
+
+    @property
+    def database(self) -> PostgresDatabase | None:
+        """The instance's PostgreSQL database with ``database_url=`` (to keep more there, e.g.
+        a ``PostgresOAuthStore``, on the same connections), else None."""
+        found: PostgresDatabase | None = getattr(self._storage, "database", None)
+        return found
 
     @property
     def open_sessions(self) -> int:
