@@ -9,6 +9,7 @@ and in order, and a reconnect with ``after=`` resumes without a duplicate.
 
 from __future__ import annotations
 
+import asyncio
 from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
@@ -58,7 +59,11 @@ async def test_a_follower_on_one_instance_gets_what_another_saves(
             serve_process(tmp_path, script=SCRIPT, name="a", database=postgres_url)
         )
         b = await stack.enter_async_context(
-            serve_process(tmp_path, script=SCRIPT, name="b", database=postgres_url)
+            # B closes an idle session after 1 s: the follow stream then reads on from its
+            # cursor, which opens the session again and resumes the subscription.
+            serve_process(
+                tmp_path, "--idle-timeout", "1", script=SCRIPT, name="b", database=postgres_url
+            )
         )
         to_a = await stack.enter_async_context(
             httpx2.AsyncClient(base_url=a.url, headers=AUTH, timeout=30)
@@ -76,6 +81,7 @@ async def test_a_follower_on_one_instance_gets_what_another_saves(
                 reply = await to_a.post("/sessions/followed/messages", json={"text": text})
                 assert reply.status_code == 200 and "event: final" in reply.text, reply.text
                 await until_messages(stream, seen, 2 * number)  # the request and its reply
+            await asyncio.sleep(1.5)  # long enough for B to close the idle session
             # An outside event posted to A wakes a turn no request waits for.
             event = {"id": "ev-1", "source": "ci", "kind": "build", "content": "build is green"}
             posted = await to_a.post(
