@@ -19,16 +19,28 @@ what is being saved, and what is missed of them while disconnected arrives as sa
 after reconnecting with the cursor. A follower too slow to keep up (``max_backlog`` items
 waiting) gets ``reconnect`` ``{"after": N}`` and the stream ends: reconnecting there loses
 nothing saved. Deleting the session sends ``deleted`` and ends every stream.
+
+Across instances (``HeadlessServer(database_url=)``): the turn may run on another instance,
+whose agent events never reach this one. When the session's store announces saves by any
+process (``SavedNotices``: ``PostgresStore.on_saved``, a ``LISTEN/NOTIFY`` wake-up), the relay
+subscribes while it has followers and the session is open here, and reads the messages saved
+since its last read on each notice (and every ``SAFETY_READ_SECONDS`` in case one was lost),
+so the saved-message guarantee holds whichever instance saves. Live items come only from the
+turn of *this* instance: another instance's ``text_delta``, ``tool_use``… are not relayed.
+When the session closes here while followed (idle, evicted), each follow stream reads on from
+its cursor, which opens the session again and resumes the subscription.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from glove_core import Glove, Slot, StoreAdapter
 from glove_core.subscribers import (
@@ -42,10 +54,34 @@ from glove_core.subscribers import (
 )
 from glove_mcp._server_sse import SseItem, event_item, frame
 
-__all__ = ["FollowSnapshot", "Relays", "SessionRelay", "follow_stream", "slot_json"]
+__all__ = [
+    "FollowSnapshot",
+    "Relays",
+    "SavedNotices",
+    "SessionRelay",
+    "follow_stream",
+    "slot_json",
+]
+
+logger = logging.getLogger(__name__)
 
 KEEP_ALIVE_SECONDS = 15.0
 """A comment line this often keeps proxies from closing a quiet stream."""
+
+SAFETY_READ_SECONDS = 30.0
+"""How often a subscribed relay reads again without a notice (one lost on the way)."""
+
+
+OnSaved = Callable[[Callable[[], None]], AbstractAsyncContextManager[None]]
+
+
+class SavedNotices(Protocol):
+    """A store that announces each append by any process (``PostgresStore``)."""
+
+    def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
+        """Call ``callback`` after each append to the conversation while the block runs."""
+        ...
+
 
 # Events sent once something was saved: the follower reads the conversation again then.
 _AFTER_SAVE = (
@@ -57,7 +93,7 @@ _AFTER_SAVE = (
     SubagentCompleted,
 )
 
-_Signal = Literal["lagging", "deleted"]
+_Signal = Literal["lagging", "deleted", "reopen"]
 
 
 @dataclass(frozen=True)
@@ -92,7 +128,10 @@ class _Follower:
     def put(self, item: _Entry) -> None:
         if self._stopped:
             return
-        if item in ("lagging", "deleted") or len(self._items) >= self._limit:
+        if item == "reopen":
+            if "reopen" not in self._items:  # one read from the cursor covers them all
+                self._items.append(item)
+        elif item in ("lagging", "deleted") or len(self._items) >= self._limit:
             # Nothing queued matters any more: the stream ends with this signal.
             self._items.clear()
             self._items.append("deleted" if item == "deleted" else "lagging")
@@ -123,11 +162,47 @@ class SessionRelay:
         self._followers: set[_Follower] = set()
         self._store: StoreAdapter | None = None
         self._known: int | None = None  # messages the last read saw; None: not read yet
+        self._reading = asyncio.Lock()  # one read at a time: local events and notices
+        self._watch: asyncio.Task[None] | None = None
 
     def bind(self, store: StoreAdapter | None) -> None:
         """The open session's store (None once it closed)."""
         self.attached = store is not None
         self._store, self._known = store, None
+        if store is None and self._stop_watching() and self._followers:
+            # Saves elsewhere would go unheard: each stream reads on (opening the session).
+            self._send("reopen")
+        self._start_watching()
+
+    @property
+    def watching(self) -> bool:
+        """Whether the relay is subscribed to saves by any instance now."""
+        return self._watch is not None
+
+    def _start_watching(self) -> None:
+        # Duck-typed: a store with ``on_saved`` (SavedNotices) hears other instances' saves.
+        on_saved: OnSaved | None = getattr(self._store, "on_saved", None)
+        if self._watch is None and self._followers and on_saved is not None:
+            self._watch = asyncio.get_running_loop().create_task(self._watching(on_saved))
+            self._watch.add_done_callback(self._watch_ended)
+
+    def _stop_watching(self) -> bool:
+        task, self._watch = self._watch, None
+        if task is None:
+            return False
+        task.cancel()
+        return True
+
+    async def _watching(self, on_saved: OnSaved) -> None:
+        notice = asyncio.Event()
+        async with on_saved(notice.set):
+            while True:
+                # First pass: what was saved before the subscription listened.
+                await self.saved()
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(SAFETY_READ_SECONDS):
+                        await notice.wait()
+                notice.clear()
 
     @property
     def followers(self) -> int:
@@ -151,15 +226,19 @@ class SessionRelay:
     async def saved(self) -> None:
         """Send followers the messages saved since the last read (also called by the server
         after a request that failed part way, whose saves no event announced)."""
-        if self._store is None or not self._followers:
-            self._known = None  # nobody followed meanwhile: read from the start next time
-            return
-        messages = await self._store.get_messages()
-        start = self._known or 0
-        self._known = len(messages)
-        if len(messages) > start:
-            dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[start:]]
-            self._send(_Saved(start, dumped))
+        async with self._reading:
+            store = self._store
+            if store is None or not self._followers:
+                self._known = None  # nobody followed meanwhile: read from the start next time
+                return
+            messages = await store.get_messages()
+            if store is not self._store:
+                return  # the session closed (or reopened) during the read
+            start = self._known or 0
+            self._known = len(messages)
+            if len(messages) > start:
+                dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[start:]]
+                self._send(_Saved(start, dumped))
 
     def deleted(self) -> None:
         """The session is gone: every stream ends."""
@@ -172,10 +251,27 @@ class SessionRelay:
     def join(self) -> _Follower:
         follower = _Follower(self.max_backlog)
         self._followers.add(follower)
+        self._start_watching()
         return follower
 
     def leave(self, follower: _Follower) -> None:
         self._followers.discard(follower)
+        if not self._followers:
+            self._stop_watching()
+
+    def _watch_ended(self, task: asyncio.Task[None]) -> None:
+        """A subscription that failed (the database unreachable): followers are told to
+        reconnect from their cursor, which subscribes again; nothing saved is lost."""
+        if task.cancelled() or task.exception() is None:
+            return
+        logger.warning(
+            "session %r: following saves by other instances failed: %s",
+            self.session_id,
+            task.exception(),
+        )
+        if self._watch is task:
+            self._watch = None
+            self._send("lagging")
 
 
 class Relays:
@@ -289,6 +385,14 @@ async def follow_stream(
                     for text in frames:
                         yield text
                 frames, cursor = _messages(item.messages[cursor - item.start :], cursor)
+                for text in frames:
+                    yield text
+            elif item == "reopen":  # the session closed here: read on from the cursor
+                snapshot = await _read_or_none(read, cursor)
+                if snapshot is None:
+                    yield frame("deleted", {"id": session_id})
+                    return
+                frames, cursor = _messages(snapshot.messages, cursor)
                 for text in frames:
                     yield text
             elif item == "lagging":

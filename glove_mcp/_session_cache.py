@@ -146,7 +146,9 @@ class SessionCache(AsyncResource):
         self._start_sweeper()
         while True:
             closing = self._closing.get(session_id)
-            if closing is not None:
+            # A finished close stays listed until its done callback runs: awaiting it again
+            # would not yield, and this loop would spin before the callback could run.
+            if closing is not None and not closing.done():
                 await asyncio.shield(closing)  # a close in progress finishes first
                 continue
             session = self._open.get(session_id)
@@ -186,7 +188,7 @@ class SessionCache(AsyncResource):
         Raises:
             SessionBusyError: a request is using the session, or opening it.
         """
-        while (closing := self._closing.get(session_id)) is not None:
+        while (closing := self._closing.get(session_id)) is not None and not closing.done():
             await asyncio.shield(closing)
         session = self._open.get(session_id)
         if session_id in self._opening or (session is not None and session.pins > 0):

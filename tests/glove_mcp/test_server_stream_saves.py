@@ -1,0 +1,156 @@
+"""The relay hears saves by other instances through the store's ``on_saved``, only while
+followed: the subscription ends with the last follower, or when the session closes here (the
+streams then read on from their cursor), and nothing is left subscribed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
+
+from glove_core import Message, SqliteStore
+from glove_core.postgres import PostgresDatabase
+from glove_core.stores.postgres import PostgresStore
+from glove_mcp._server_stream import FollowSnapshot, Relays, SessionRelay, follow_stream
+
+SID = "conv"
+
+
+class CountedStore(PostgresStore):
+    """A real PostgresStore that counts the ``on_saved`` subscriptions open on it."""
+
+    def __init__(self, database: PostgresDatabase, session_id: str) -> None:
+        super().__init__(database, session_id)
+        self.active = 0
+        self.changed = asyncio.Event()
+
+    def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
+        @asynccontextmanager
+        async def counted() -> AsyncIterator[None]:
+            async with super(CountedStore, self).on_saved(callback):
+                self.active += 1
+                self.changed.set()
+                try:
+                    yield
+                finally:
+                    self.active -= 1
+                    self.changed.set()
+
+        return counted()
+
+
+def watching(relay: SessionRelay) -> bool:
+    """Whether ``relay`` is subscribed now (a call: each assert reads the property afresh)."""
+    return relay.watching
+
+
+async def settled(store: CountedStore, active: int) -> None:
+    """Wait (at most 10 s) until ``active`` subscriptions are open on ``store``: one starts,
+    and a cancelled one ends, on the loop's next turns."""
+    async with asyncio.timeout(10):
+        while store.active != active:
+            store.changed.clear()
+            await store.changed.wait()
+
+
+def reader(store: PostgresStore) -> Callable[[int], Any]:
+    async def read(cursor: int) -> FollowSnapshot:
+        messages = await store.get_messages()
+        dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[cursor:]]
+        return FollowSnapshot(dumped, len(messages), [])
+
+    return read
+
+
+async def next_event(frames: AsyncGenerator[str, None]) -> tuple[str, dict[str, Any]]:
+    """The next named frame (keep-alive comments skipped)."""
+    async with asyncio.timeout(15):
+        while True:
+            text = await anext(frames)
+            if text.startswith(":"):
+                continue
+            fields = dict(line.split(": ", 1) for line in text.strip().splitlines())
+            return fields["event"], json.loads(fields["data"])
+
+
+async def test_saves_elsewhere_reach_a_follower_and_the_subscription_ends_with_it(
+    postgres_url: str,
+) -> None:
+    async with (
+        PostgresDatabase(postgres_url) as here,
+        PostgresDatabase(postgres_url) as elsewhere,
+    ):
+        writer = PostgresStore(elsewhere, SID)  # another instance runs the turns
+        await writer.create_session()
+        store = CountedStore(here, SID)
+        relays = Relays()
+        relay = relays.get(SID)
+        relay.bind(store)  # the session is open here, but no turn runs here
+        assert not watching(relay)  # nobody follows: nothing subscribed
+
+        frames = follow_stream(relays, SID, reader(store), 0)
+        assert await next_event(frames) == ("slots", {"slots": []})
+        assert await next_event(frames) == ("ready", {"after": 0})
+        assert watching(relay)
+        await settled(store, 1)
+        await writer.append_messages([Message(sender="user", text="hi")])
+        await writer.append_messages([Message(sender="agent", text="hello")])
+        got = [await next_event(frames) for _ in range(2)]
+        assert [(name, d["index"], d["message"]["text"]) for name, d in got] == [
+            ("message", 0, "hi"),
+            ("message", 1, "hello"),
+        ]
+
+        await frames.aclose()  # the last follower leaves
+        assert not watching(relay)
+        await settled(store, 0)
+        await writer.append_messages([Message(sender="user", text="unfollowed")])
+        relay.bind(None)
+        assert store.active == 0 and not watching(relay)
+
+
+async def test_a_session_closing_here_makes_the_stream_read_on_from_its_cursor(
+    postgres_url: str,
+) -> None:
+    async with (
+        PostgresDatabase(postgres_url) as here,
+        PostgresDatabase(postgres_url) as elsewhere,
+    ):
+        writer = PostgresStore(elsewhere, SID)
+        await writer.append_messages([Message(sender="user", text="before")])
+        store = CountedStore(here, SID)
+        relays = Relays()
+        relay: SessionRelay = relays.get(SID)
+        relay.bind(store)
+        frames = follow_stream(relays, SID, reader(store), 1)
+        assert (await next_event(frames))[0] == "slots"
+        assert (await next_event(frames))[0] == "ready"
+        await settled(store, 1)
+
+        relay.bind(None)  # the session closed here (idle): no subscription is left
+        await settled(store, 0)
+        assert not watching(relay)
+        await writer.append_messages([Message(sender="agent", text="while closed")])
+        # The stream reads from its cursor (a server's reader opens the session again).
+        name, data = await next_event(frames)
+        assert (name, data["index"], data["message"]["text"]) == ("message", 1, "while closed")
+        relay.bind(store)  # opened again: the subscription resumes
+        await settled(store, 1)
+        await writer.append_messages([Message(sender="agent", text="after")])
+        name, data = await next_event(frames)
+        assert (name, data["index"], data["message"]["text"]) == ("message", 2, "after")
+        await frames.aclose()
+        await settled(store, 0)
+
+
+async def test_a_store_without_on_saved_subscribes_to_nothing(tmp_path: Any) -> None:
+    async with SqliteStore(str(tmp_path / "s.db"), SID) as store:
+        relays = Relays()
+        relay = relays.get(SID)
+        relay.bind(store)
+        with relays.following(SID):
+            assert not watching(relay)
+        relay.bind(None)
+        assert not watching(relay)
