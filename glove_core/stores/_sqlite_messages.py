@@ -11,8 +11,6 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable, Sequence
 
-from pydantic import ValidationError
-
 from glove_core.stores._sqlite_tables import touch
 from glove_core.types import Message
 
@@ -71,11 +69,3 @@ def insert_messages(sid: str, messages: Sequence[Message]) -> Callable[[sqlite3.
         )
 
     return write
-
-
-def _parses(data: str) -> bool:
-    try:
-        Message.model_validate_json(data)
-    except ValidationError:
-        return False
-    return True
