@@ -11,110 +11,74 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
 
-async def test_mcp_overhead_runs_and_prints_its_summary() -> None:
+async def run_bench(script: str, *args: str, seconds: float = 120) -> tuple[int, str, str]:
+    """Run ``bench/<script>`` with ``args`` in a fresh process: exit status, stdout, stderr."""
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        str(BENCH / "mcp_overhead.py"),
-        *("--calls", "4", "--rounds", "1", "--servers", "2", "--latency", "0"),
+        str(BENCH / script),
+        *args,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+    out, err = await asyncio.wait_for(process.communicate(), seconds)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def test_mcp_overhead_runs_and_prints_its_summary() -> None:
+    code, out, err = await run_bench(
+        "mcp_overhead.py", *("--calls", "4", "--rounds", "1", "--servers", "2", "--latency", "0")
+    )
+    assert code == 0, err
+    lines = out.splitlines()
     assert any(line.startswith("(a) 4 tool calls") for line in lines)
     assert any("control: a second raw session" in line for line in lines)
     assert lines[-1].startswith("summary: tool calls ")
 
 
 async def test_server_limits_runs_and_prints_its_summary() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "server_limits.py"),
+    code, out, err = await run_bench(
+        "server_limits.py",
         *("--limit", "64", "--sessions", "12", "--slow", "4", "--rounds", "20"),
         *("--header-timeout", "0.5", "--sizes", "50,100", "--repeats", "2"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+    assert code == 0, err
+    lines = out.splitlines()
     assert any(line.startswith("(a) 12 sessions under ulimit -n 64") for line in lines)
     assert any(line.startswith("(c) session creation") for line in lines)
     assert lines[-1].startswith("summary: under ulimit -n 64 ")
 
 
 async def test_large_results_runs_and_prints_its_summary() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "large_results.py"),
-        *("--sizes", "0.2", "--later", "1"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+    code, out, err = await run_bench("large_results.py", *("--sizes", "0.2", "--later", "1"))
+    assert code == 0, err
+    lines = out.splitlines()
     assert any(line.split()[:2] == ["0.2", "unbounded"] for line in lines)
     assert lines[-1].startswith("summary: a 0.2 MB result: stored ")
 
 
 async def test_history_cost_runs_and_prints_its_summary() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "history_cost.py"),
-        "--quick",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+    code, out, err = await run_bench("history_cost.py", "--quick")
+    assert code == 0, err
+    lines = out.splitlines()
     assert any(line.split("|")[0].strip() == "2,000" for line in lines)
     assert lines[-1].startswith("summary: from 200 to 2,000 saved messages")
 
 
 async def test_result_summaries_runs_and_prints_its_summary() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "result_summaries.py"),
-        *("--turns", "2", "--size-kb", "4"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+    code, out, err = await run_bench("result_summaries.py", *("--turns", "2", "--size-kb", "4"))
+    assert code == 0, err
+    lines = out.splitlines()
     assert any(line.endswith("<- turn start") for line in lines)
     assert lines[-1].startswith("summary: over 6 calls with 4 KB results")
 
 
 async def test_cache_hits_activation_runs_and_prints_its_summary() -> None:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "cache_hits.py"),
-        "--activation",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    lines = out.decode().splitlines()
-    assert process.returncode in (0, 1), err.decode()  # 1: the figure missed its target
+    code, out, err = await run_bench("cache_hits.py", "--activation")
+    lines = out.splitlines()
+    assert code in (0, 1), err  # 1: the figure missed its target
     assert any(line.startswith("tools joining mid-conversation") for line in lines)
     assert lines[-1].startswith("summary: over 30 calls through AnthropicModel")
-
-
-async def _discovery_bench(*args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "discovery.py"),
-        *args,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(), 120)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_discovery_runs_a_sealed_set_and_prints_only_aggregates(tmp_path: Path) -> None:
@@ -125,7 +89,8 @@ async def test_discovery_runs_a_sealed_set_and_prints_only_aggregates(tmp_path: 
         encoding="utf-8",
     )
     catalogue = BENCH / "data" / "catalogue.json"
-    code, out, err = await _discovery_bench(
+    code, out, err = await run_bench(
+        "discovery.py",
         *("--catalogue", str(catalogue), "--queries", str(queries)),
         *("--no-semantic", "--size", "200"),
     )
@@ -135,22 +100,19 @@ async def test_discovery_runs_a_sealed_set_and_prints_only_aggregates(tmp_path: 
     assert any(line.split()[:3] == ["default", "vendor", "1"] for line in lines)
     assert "secret need" not in out
     assert lines[-1].startswith("SUMMARY ")
-    code, _, err = await _discovery_bench("--queries", str(queries), "--misses")
+    code, _, err = await run_bench("discovery.py", "--queries", str(queries), "--misses")
     assert code == 2 and "--misses lists queries" in err
 
 
 async def test_multi_instance_runs_and_prints_its_summary(postgres_server: object) -> None:
     # postgres_server: skipped (or failed, in CI) where PostgreSQL cannot run; the bench
     # starts a server of its own.
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        str(BENCH / "multi_instance.py"),
+    code, out, err = await run_bench(
+        "multi_instance.py",
         *("--sessions", "2", "--requests", "1", "--concurrency", "2", "--instances", "1"),
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        seconds=180,
     )
-    out, err = await asyncio.wait_for(process.communicate(), 180)
-    assert process.returncode == 0, err.decode()
-    lines = out.decode().splitlines()
+    assert code == 0, err
+    lines = out.splitlines()
     assert any(line.startswith("postgres x1") for line in lines)
     assert lines[-1].startswith("summary: postgres x1 serves ")
