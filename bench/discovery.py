@@ -8,8 +8,10 @@ Rankers, measured in the same run over the same catalogue:
 
 - ``bm25``: plain BM25 (bm25s, Snowball stems from PyStemmer) over each entry's name, id,
   description, tags, keywords and known tool names as one text: the baseline.
-- ``default``: ``CatalogueIndex`` / ``match_entries`` as shipped (BM25F, typos, keywords,
-  learned tools).
+- ``lexical``: ``CatalogueIndex(ranker=None)``: BM25F with typos, keywords and learned tools,
+  no embeddings (the default before WordLlama was fused in).
+- ``default``: ``CatalogueIndex`` / ``match_entries`` as shipped: that BM25F fused with
+  WordLlama static embeddings.
 - ``semantic``: ``CatalogueIndex(ranker=SemanticRanker())``, the ``glove[semantic]`` extra
   (skipped, and said so, when the extra is not installed).
 
@@ -306,7 +308,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         notes.append("bm25: skipped (bm25s is not installed: pip install bm25s)")
     else:
         rankers["bm25"] = baseline
-    rankers["default"] = index_ranker(CatalogueIndex(entries, tool_names=tools))
+    rankers["lexical"] = index_ranker(CatalogueIndex(entries, tool_names=tools, ranker=None))
+    default = CatalogueIndex(entries, tool_names=tools)
+    default.search("warm up the model and the catalogue embeddings")
+    rankers["default"] = index_ranker(default)
     missing = None if args.no_semantic else semantic_available()
     if args.no_semantic:
         notes.append("semantic: skipped (--no-semantic)")

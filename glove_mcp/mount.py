@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Collection, Sequence
+from typing import Literal
 
 from mcp_types import LoggingLevel
 
@@ -417,7 +418,7 @@ async def mount_mcp(
     tasks: TaskPolicy = "never",
     pool: McpClientPool | None = None,
     discovery_budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
-    discovery_ranker: CatalogueRanker | None = None,
+    discovery_ranker: CatalogueRanker | Literal["default"] | None = "default",
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
     listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS,
     max_result_chars: int = MountOptions.max_result_chars,
@@ -464,7 +465,7 @@ async def mount_mcp(
         discovery_budget_tokens: ``find_capability``'s subagent gets the whole catalogue in
             its prompt while it fits this many tokens (about four characters each), else the
             best candidates and ``list_capabilities``. ``discovery_ranker``: a
-            ``CatalogueRanker`` for its ranking (e.g. ``SemanticRanker``; default lexical).
+            ``CatalogueRanker`` (``"default"``: BM25F and WordLlama; None: lexical only).
         call_timeout: seconds one request to a server (a tool call, a listing) may take
             (default 300; None: no limit); a call that takes longer gives the model an error
             naming the server and the timeout. ``McpCatalogueEntry.call_timeout`` overrides it.

@@ -6,7 +6,9 @@
   rapidfuzz), ``_entry_text`` (keywords, tools) and ``_index_cache`` (the index cache of
   ``match_entries`` over a list).
 - ``ranker``: the ranking seam (``CatalogueRanker``, ``RankingRequest``, ``fuse_rankings``);
-  ``semantic``: an embedding ranker on it (the ``glove[semantic]`` extra; imported on use).
+  ``semantic``: an embedding ranker on it (``SemanticRanker``; its default model needs the
+  ``glove[semantic]`` extra); ``default``: the default ranker (``DefaultRanker``: BM25F fused
+  with ``static_embeddings``, WordLlama's word embeddings shipped in its wheel).
 """
 
 from glove_mcp.discovery.capability import FIND_CAPABILITY as FIND_CAPABILITY
@@ -14,6 +16,7 @@ from glove_mcp.discovery.capability import MCP_PICKER as MCP_PICKER
 from glove_mcp.discovery.capability import DiscoveryEntry as DiscoveryEntry
 from glove_mcp.discovery.capability import DiscoveryMount as DiscoveryMount
 from glove_mcp.discovery.capability import discovery_tool as discovery_tool
+from glove_mcp.discovery.default import DefaultRanker as DefaultRanker
 from glove_mcp.discovery.index import CatalogueIndex as CatalogueIndex
 from glove_mcp.discovery.index import CatalogueItem as CatalogueItem
 from glove_mcp.discovery.index import ToolInfo as ToolInfo
@@ -33,6 +36,7 @@ __all__ = [
     "CatalogueIndex",
     "CatalogueItem",
     "CatalogueRanker",
+    "DefaultRanker",
     "DiscoveryEntry",
     "DiscoveryMount",
     "RankingRequest",

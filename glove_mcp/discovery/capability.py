@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Iterable, Mapping
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -163,7 +163,10 @@ class _Discovery:
     """The tools of one mount's discovery subagent."""
 
     def __init__(
-        self, mount: DiscoveryMount, budget_tokens: int, ranker: CatalogueRanker | None = None
+        self,
+        mount: DiscoveryMount,
+        budget_tokens: int,
+        ranker: CatalogueRanker | Literal["default"] | None = "default",
     ) -> None:
         self.mount = mount
         self.budget_tokens = budget_tokens
@@ -174,15 +177,15 @@ class _Discovery:
             tool_names={id: list(mount.tool_names(id).values()) for id in mount.loaded},
             ranker=ranker,
         )
-        # A ranker of one's own (an embedding model) may take milliseconds of CPU, or seconds
-        # to load: it runs in a worker thread, one search at a time (the index's lazy build is
-        # not thread-safe); the lexical ranker stays on the loop.
+        # A ranker (the default's WordLlama, an embedding model of one's own) may take
+        # milliseconds of CPU, or seconds to load: it runs in a worker thread, one search at a
+        # time (the index's lazy build is not thread-safe); lexical-only stays on the loop.
         self._search_lock = asyncio.Lock()
 
     async def search(
         self, query: str, tags: Iterable[str] | None = None, limit: int = 10
     ) -> list[DiscoveryEntry]:
-        """``CatalogueIndex.search``, off the event loop when a custom ranker is set."""
+        """``CatalogueIndex.search``, off the event loop when a ranker is set."""
         if self.index.ranker is None:
             return self.index.search(query, tags, limit=limit)
         async with self._search_lock:
@@ -382,7 +385,7 @@ class _Discovery:
 def discovery_tool(
     mount: DiscoveryMount,
     budget_tokens: int = DEFAULT_CATALOGUE_BUDGET,
-    ranker: CatalogueRanker | None = None,
+    ranker: CatalogueRanker | Literal["default"] | None = "default",
 ) -> Tool:
     """The ``find_capability`` tool for ``mount`` (``mount_mcp`` folds it).
 
@@ -390,7 +393,8 @@ def discovery_tool(
         mount: the mount whose catalogue is searched and whose servers are activated.
         budget_tokens: the catalogue is put in the subagent's prompt when it fits this budget
             (otherwise its best candidates for the need).
-        ranker: ranks the catalogue for the subagent (default: lexical BM25F only).
+        ranker: ranks the catalogue for the subagent (default: BM25F fused with WordLlama;
+            None: lexical BM25F only).
 
     Raises:
         TypeError: ``ranker`` is not a ``CatalogueRanker``.

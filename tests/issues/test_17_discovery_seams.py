@@ -121,7 +121,9 @@ def test_a_ranker_returning_bad_positions_is_a_clear_error(answer: list[Any], me
 
 
 def test_something_that_is_not_a_ranker_is_refused() -> None:
-    with pytest.raises(TypeError, match=r"ranker must be a CatalogueRanker .* got str"):
+    with pytest.raises(TypeError, match=r"ranker must be a CatalogueRanker .* got int"):
+        CatalogueIndex(CATALOGUE, ranker=3)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"ranker must be 'default', None or a .* got 'bm25'"):
         CatalogueIndex(CATALOGUE, ranker="bm25")  # type: ignore[arg-type]
 
 
@@ -169,13 +171,13 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
 
 def test_the_same_list_or_equal_entries_reuse_one_index(builds: list[int]) -> None:
     first = list(CATALOGUE)
-    assert ids(match_entries(first, "email")) == ["mail"]
+    assert ids(match_entries(first, "email"))[:1] == ["mail"]
     match_entries(first, "chat channels")
     assert builds == [3]
     # Equal entries in another list (a catalogue loaded again): no new index, and the answer
     # holds the caller's own objects.
     again = [McpCatalogueEntry.model_validate(e.model_dump()) for e in CATALOGUE]
-    (found,) = match_entries(again, "email")
+    found = match_entries(again, "email")[0]
     assert found is again[0] and found is not first[0]
     assert builds == [3]
 
@@ -198,10 +200,10 @@ def test_the_identity_cache_keeps_its_objects_so_a_freed_address_finds_nothing(
 def test_a_changed_catalogue_gets_a_new_index(builds: list[int]) -> None:
     match_entries(CATALOGUE, "email")
     changed = [CATALOGUE[0], entry("acme", "Track bugs and issues."), CATALOGUE[2]]
-    assert ids(match_entries(changed, "bugs")) == ["acme"]
+    assert ids(match_entries(changed, "bugs"))[:1] == ["acme"]
     assert builds == [3, 3]
     keyed = [*CATALOGUE[:2], entry("chat", "Post messages.", keywords=["standup"])]
-    assert ids(match_entries(keyed, "standup")) == ["chat"]
+    assert ids(match_entries(keyed, "standup"))[:1] == ["chat"]
     assert builds == [3, 3, 3]
 
 
@@ -212,9 +214,9 @@ def test_mutable_items_are_compared_by_content(builds: list[int]) -> None:
             self.tags: list[str] = []
 
     items = [Item("a", "weather forecasts"), Item("b", "stock quotes")]
-    assert ids(match_entries(items, "forecasts")) == ["a"]
+    assert ids(match_entries(items, "forecasts"))[:1] == ["a"]
     items[1].description = "rain forecasts and radar"
-    assert ids(match_entries(items, "radar")) == ["b"]  # the same objects, changed: rebuilt
+    assert ids(match_entries(items, "radar"))[:1] == ["b"]  # the same objects, changed: rebuilt
     assert builds == [2, 2]
 
 
@@ -306,7 +308,8 @@ async def test_tools_learnt_in_one_conversation_serve_the_next(
     weak_catalogue: list[McpCatalogueEntry], tmp_path: Path
 ) -> None:
     path = tmp_path / "agent.db"
-    assert match_entries(weak_catalogue, "delete an issue") == []
+    # Lexically, nothing in the catalogue says "issue" before the tools are known.
+    assert CatalogueIndex(weak_catalogue, ranker=None).search("delete an issue") == []
     glove = Glove(model=ScriptedModel([]), system_prompt="main")
     async with (
         SqliteMcpAdapter(path, "first") as adapter,

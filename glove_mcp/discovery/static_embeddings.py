@@ -1,0 +1,81 @@
+"""WordLlama static embeddings: general knowledge of English words, on numpy alone.
+
+BM25F (``_ranking``) knows only the catalogue's words: "will I need an umbrella" shares none
+with "weather forecasts". The default ranker adds general knowledge of English from a
+maintained resource, WordLlama (MIT; github.com/dleemiller/WordLlama): a table of token
+embeddings distilled from large language models, whose 256-dimensional ``l2_supercat``
+weights (16 MB) ship inside the ``wordllama`` wheel. A text's vector is the mean of its
+tokens' vectors, so embedding a query is a table look-up (well under a millisecond), on
+numpy alone: no model framework, nothing downloaded.
+
+The default ranker (``glove_mcp.discovery.default``) fuses that similarity with the lexical
+score; the ``glove[semantic]`` extra combines it with all-MiniLM-L6-v2.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+__all__ = ["MAX_TOKENS", "WordLlamaModel", "load_wordllama", "static_model"]
+
+MAX_TOKENS = 256
+"""How many tokens of a text are embedded: the window all-MiniLM-L6-v2 reads too (its
+``max_seq_length``), so both models see an entry's own words and its first tools, and a
+server with hundreds of known tools is not averaged into a blur."""
+
+
+class WordLlamaModel:
+    """A loaded WordLlama model as an ``EmbeddingModel`` (unit-length float32 rows)."""
+
+    def __init__(self, model: Any) -> None:
+        self._model = model
+        self._lock = threading.Lock()  # the tokenizer's padding state is shared
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        import numpy as np
+
+        with self._lock:
+            vectors = np.asarray(self._model.embed(list(texts)), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0.0] = 1.0  # a text of no known token: a zero vector stays zero
+        return vectors / norms  # type: ignore[no-any-return]
+
+
+def load_wordllama(*, max_tokens: int = MAX_TOKENS) -> WordLlamaModel:
+    """Load WordLlama's ``l2_supercat`` 256-dimensional model from the ``wordllama`` package.
+
+    Never downloads: the weights and the tokenizer are read from the installed package
+    (``disable_download=True``; its own lookup of the bundled tokenizer misses, so the package
+    folder is given as the cache folder, where it finds both).
+
+    Args:
+        max_tokens: the longest text, in tokens, that is embedded; the rest is cut.
+
+    Raises:
+        ImportError: ``wordllama`` is not installed.
+        FileNotFoundError: the package lacks its bundled weights or tokenizer.
+        ValueError: ``max_tokens`` is below 1.
+    """
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1:
+        raise ValueError(f"max_tokens must be an int >= 1, got {max_tokens!r}")
+    import wordllama
+
+    model = wordllama.WordLlama.load(
+        cache_dir=Path(wordllama.__file__).parent, disable_download=True
+    )
+    model.tokenizer.enable_truncation(max_length=max_tokens)
+    return WordLlamaModel(model)
+
+
+@functools.cache
+def static_model() -> WordLlamaModel:
+    """The bundled WordLlama model, loaded once per process (every ranker shares it)."""
+    return load_wordllama()
