@@ -151,6 +151,7 @@ class CatalogueIndex(Generic[EntryT]):
                 self._by_tag.setdefault(_norm_tag(tag), set()).add(i)
         for entry_id, tools in (tool_names or {}).items():
             self._learn(entry_id, tools)
+        self._ids = tuple(self._position)
         self._index: RankingIndex | None = None
         self._texts: tuple[tuple[str, ...], str] | None = None
 
@@ -265,7 +266,7 @@ class CatalogueIndex(Generic[EntryT]):
         texts, key = self._catalogue_texts()
         request = RankingRequest(
             query=query,
-            ids=tuple(self._position),
+            ids=self._ids,
             texts=texts,
             catalogue_key=key,
             lexical=lexical,

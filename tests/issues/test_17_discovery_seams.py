@@ -207,6 +207,22 @@ def test_a_changed_catalogue_gets_a_new_index(builds: list[int]) -> None:
     assert builds == [3, 3, 3]
 
 
+def test_a_list_changed_in_place_gets_a_new_index(builds: list[int]) -> None:
+    # The catalogue of the call before is checked first, entry by entry: the same list
+    # object with an entry replaced, or one more, is another catalogue.
+    cat = list(CATALOGUE)
+    match_entries(cat, "email")
+    match_entries(cat, "email")
+    assert builds == [3]
+    cat[1] = entry("acme", "Track bugs and issues.")
+    assert ids(match_entries(cat, "bugs"))[:1] == ["acme"]
+    cat.append(entry("sky", "Weather forecasts."))
+    assert ids(match_entries(cat, "forecasts"))[:1] == ["sky"]
+    del cat[-1]
+    assert "sky" not in ids(match_entries(cat, "forecasts"))
+    assert builds == [3, 3, 4]  # the last list is the second's content: found by content
+
+
 def test_mutable_items_are_compared_by_content(builds: list[int]) -> None:
     class Item:
         def __init__(self, id: str, description: str) -> None:
