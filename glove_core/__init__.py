@@ -39,6 +39,7 @@ from glove_core.result_summaries import ResultSummaries as ResultSummaries
 from glove_core.stores.base import CompactedHistoryStore as CompactedHistoryStore
 from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
+from glove_core.stores.base import PositionalHistoryStore as PositionalHistoryStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
 from glove_core.stores.base import TaskStore as TaskStore
 from glove_core.stores.base import TurnLockStore as TurnLockStore
@@ -97,6 +98,7 @@ __all__ = [
     "ModelResponse",
     "OpenAICompatModel",
     "PermissionStore",
+    "PositionalHistoryStore",
     "RequestResult",
     "ResultLimits",
     "ResultSummaries",

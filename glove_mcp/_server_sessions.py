@@ -33,6 +33,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from glove_core import Slot
 from glove_core.errors import SlotNotFoundError
+from glove_core.stores.base import count_messages, read_messages_from
 from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream, slot_json
 from glove_mcp._session_cache import CachedSession, SessionBusyError, SessionCache
 from glove_mcp._session_storage import SessionStorage
@@ -149,12 +150,13 @@ class SessionRoutes:
             if not (text.isascii() and text.isdigit()):  # "²" is a digit to str.isdigit
                 raise HTTPException(400, "Last-Event-ID must be a message count, e.g. 12")
             after = int(text)
-        first = await self._read(session_id, 0)  # 404 for an unknown id, before streaming
+        async with self._use(session_id) as session:  # 404 for an unknown id, before streaming
+            total = await count_messages(session.store)
         if after is None:
-            after = first.total
-        if after > first.total:
+            after = total
+        if after > total:
             raise HTTPException(
-                400, f"after={after} is past the end of the conversation ({first.total} messages)"
+                400, f"after={after} is past the end of the conversation ({total} messages)"
             )
 
         async def read(cursor: int) -> FollowSnapshot:
@@ -173,12 +175,11 @@ class SessionRoutes:
 
     async def _read(self, session_id: str, cursor: int) -> FollowSnapshot:
         async with self._use(session_id) as session:
-            messages = await session.store.get_messages()
+            messages = await read_messages_from(session.store, cursor)  # only from the cursor
+            total = cursor + len(messages) if messages else await count_messages(session.store)
             slots = [slot_json(s) for s in session.glove.display_manager.slots if s.kind == "wait"]
         return FollowSnapshot(
-            [m.model_dump(mode="json", exclude_none=True) for m in messages[cursor:]],
-            len(messages),
-            slots,
+            [m.model_dump(mode="json", exclude_none=True) for m in messages], total, slots
         )
 
     async def slots(self, request: Request) -> Response:

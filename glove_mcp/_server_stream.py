@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
 from glove_core import Glove, Slot, StoreAdapter
+from glove_core.stores.base import read_messages_from
 from glove_core.subscribers import (
     CompactionEnd,
     EventInjected,
@@ -231,13 +232,14 @@ class SessionRelay:
             if store is None or not self._followers:
                 self._known = None  # nobody followed meanwhile: read from the start next time
                 return
-            messages = await store.get_messages()
+            start = self._known or 0
+            # Only what is new: a store with ``get_messages_from`` skips the rest unread.
+            messages = await read_messages_from(store, start)
             if store is not self._store:
                 return  # the session closed (or reopened) during the read
-            start = self._known or 0
-            self._known = len(messages)
-            if len(messages) > start:
-                dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[start:]]
+            self._known = start + len(messages)
+            if messages:
+                dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages]
                 self._send(_Saved(start, dumped))
 
     def deleted(self) -> None:

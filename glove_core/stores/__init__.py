@@ -13,6 +13,9 @@ from glove_core.stores.base import (
     PermissionStore as PermissionStore,
 )
 from glove_core.stores.base import (
+    PositionalHistoryStore as PositionalHistoryStore,
+)
+from glove_core.stores.base import (
     StoreAdapter as StoreAdapter,
 )
 from glove_core.stores.base import (
@@ -33,6 +36,7 @@ __all__ = [
     "PermissionStatus",
     "PermissionStore",
     "PlainMemoryStore",
+    "PositionalHistoryStore",
     "SessionInfo",
     "SqliteStore",
     "StoreAdapter",

@@ -17,7 +17,9 @@ from glove_core.types import Message
 __all__ = [
     "WINDOW_SQL",
     "all_rows",
+    "count_rows",
     "insert_messages",
+    "rows_from",
     "rows_since_compaction",
 ]
 
@@ -41,6 +43,32 @@ def all_rows(sid: str) -> Callable[[sqlite3.Connection], Rows]:
             "SELECT seq, data FROM glove_messages WHERE session_id = ? ORDER BY seq", (sid,)
         ).fetchall()
         return rows
+
+    return read
+
+
+def rows_from(sid: str, start: int) -> Callable[[sqlite3.Connection], Rows]:
+    """A read of session ``sid``'s rows from position ``start`` (0-based) on, oldest first."""
+
+    def read(conn: sqlite3.Connection) -> Rows:
+        rows: Rows = conn.execute(
+            "SELECT seq, data FROM glove_messages WHERE session_id = ? ORDER BY seq "
+            "LIMIT -1 OFFSET ?",
+            (sid, start),
+        ).fetchall()
+        return rows
+
+    return read
+
+
+def count_rows(sid: str) -> Callable[[sqlite3.Connection], int]:
+    """A count of session ``sid``'s message rows."""
+
+    def read(conn: sqlite3.Connection) -> int:
+        (count,) = conn.execute(
+            "SELECT COUNT(*) FROM glove_messages WHERE session_id = ?", (sid,)
+        ).fetchone()
+        return int(count)
 
     return read
 

@@ -21,9 +21,12 @@ __all__ = [
     "InboxStore",
     "PermissionStatus",
     "PermissionStore",
+    "PositionalHistoryStore",
     "StoreAdapter",
     "TaskStore",
     "TurnLockStore",
+    "count_messages",
+    "read_messages_from",
     "read_visible_history",
     "since_last_compaction",
 ]
@@ -119,6 +122,52 @@ def since_last_compaction(messages: Sequence[Message]) -> list[Message]:
         if messages[index].is_compaction:
             return list(messages[index:])
     return list(messages)
+
+
+@runtime_checkable
+class PositionalHistoryStore(Protocol):
+    """Optional: a conversation's length, and its messages from a position on, read without
+    reading (and parsing) the messages before it.
+
+    Whoever follows a conversation as it grows (the headless server's follow streams) reads
+    only what is new. The contract: ``count_messages()`` equals ``len(get_messages())`` and
+    ``get_messages_from(start)`` equals ``get_messages()[start:]`` (empty past the end).
+    """
+
+    async def count_messages(self) -> int:
+        """How many messages the conversation has."""
+        ...
+
+    async def get_messages_from(self, start: int) -> list[Message]:
+        """The messages from position ``start`` (0-based) on, oldest first.
+
+        Raises:
+            ValueError: ``start`` is not an int >= 0.
+        """
+        ...
+
+
+def check_start(start: int) -> int:
+    """``start`` when it is a valid position for ``get_messages_from``."""
+    if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+        raise ValueError(f"start must be an int >= 0, got {start!r}")
+    return start
+
+
+async def read_messages_from(store: StoreAdapter, start: int) -> list[Message]:
+    """``store``'s messages from position ``start`` on: through ``PositionalHistoryStore``
+    when ``store`` has it, else ``get_messages()`` sliced."""
+    check_start(start)
+    if isinstance(store, PositionalHistoryStore):
+        return await store.get_messages_from(start)
+    return (await store.get_messages())[start:]
+
+
+async def count_messages(store: StoreAdapter) -> int:
+    """How many messages ``store`` holds: through ``PositionalHistoryStore`` when it has it."""
+    if isinstance(store, PositionalHistoryStore):
+        return await store.count_messages()
+    return len(await store.get_messages())
 
 
 @runtime_checkable

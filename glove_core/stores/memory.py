@@ -7,6 +7,7 @@ from glove_core.errors import InboxItemError
 from glove_core.stores.base import (
     InboxStatus,
     PermissionStatus,
+    check_start,
     inbox_changes,
 )
 from glove_core.types import InboxItem, Message, Task, Usage
@@ -69,8 +70,8 @@ class PlainMemoryStore:
 class MemoryStore(PlainMemoryStore):
     """Keeps one conversation in memory; lost when the process ends.
 
-    Implements ``StoreAdapter`` and the compacted-history, task, permission and inbox
-    capabilities.
+    Implements ``StoreAdapter`` and the compacted-history, positional-history, task,
+    permission and inbox capabilities.
     """
 
     def __init__(self, identifier: str = "memory") -> None:
@@ -81,6 +82,12 @@ class MemoryStore(PlainMemoryStore):
         """The newest compaction message and everything after it, oldest first (all messages
         when there is none); a slice, not a scan."""
         return self._messages[self._compacted_at :]
+
+    async def count_messages(self) -> int:
+        return len(self._messages)
+
+    async def get_messages_from(self, start: int) -> list[Message]:
+        return self._messages[check_start(start) :]
 
     async def get_tasks(self) -> list[Task]:
         return list(self._tasks)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import psycopg
 
@@ -33,7 +33,7 @@ from glove_core.stores._rows import (
 )
 from glove_core.stores._sqlite_tables import now
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT
-from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
+from glove_core.stores.base import InboxStatus, PermissionStatus, check_start, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SAVES_CHANNEL", "PostgresStore", "turn_lock_name"]
@@ -51,9 +51,10 @@ def turn_lock_name(conversation_id: str) -> str:
 class PostgresStore(AsyncResource):
     """A conversation kept in PostgreSQL, with every optional capability.
 
-    Implements ``StoreAdapter`` and the task, permission, inbox, turn-lock and
-    compacted-history capabilities. The store owns nothing: close the ``PostgresDatabase``
-    (once, for every store on it) when done; ``async with`` on the store only migrates early.
+    Implements ``StoreAdapter`` and the task, permission, inbox, turn-lock,
+    compacted-history and positional-history capabilities. The store owns nothing: close
+    the ``PostgresDatabase`` (once, for every store on it) when done; ``async with`` on the
+    store only migrates early.
 
     Args:
         database: the process's ``PostgresDatabase`` (its pool is shared by every store).
@@ -142,14 +143,33 @@ class PostgresStore(AsyncResource):
             "AND is_compaction), 0)"
         )
 
-    async def _load(self, condition: str) -> list[Message]:
+    async def count_messages(self) -> int:
+        """How many messages the conversation has (an index count; nothing is parsed)."""
         sid = self._session_id
-        params = (sid, sid) if condition else (sid,)
+
+        async def read(conn: Connection) -> int:
+            cursor = await conn.execute(
+                "SELECT count(*) FROM glove_messages WHERE session_id = %s", (sid,)
+            )
+            row = await cursor.fetchone()
+            return cast(int, row[0]) if row else 0  # count(*): a bigint, an int in Python
+
+        count: int = await self._call(read)
+        return count
+
+    async def get_messages_from(self, start: int) -> list[Message]:
+        """The messages from position ``start`` on, oldest first; the rows before it are
+        skipped in the ``(session_id, seq)`` index, never parsed."""
+        return await self._load("", "OFFSET %s", check_start(start))
+
+    async def _load(self, condition: str, tail: str = "", *tail_params: int) -> list[Message]:
+        sid = self._session_id
+        params = ((sid, sid) if condition else (sid,)) + tail_params
 
         async def read(conn: Connection) -> list[Any]:
             cursor = await conn.execute(
                 f"SELECT seq, data FROM glove_messages WHERE session_id = %s {condition} "
-                "ORDER BY seq",
+                f"ORDER BY seq {tail}",
                 params,
             )
             return await cursor.fetchall()

@@ -39,7 +39,7 @@ from glove_core.stores._rows import (
 from glove_core.stores._sqlite_outside import SessionInfo
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, save_item, touch
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT, lock_file_path, turn_lock
-from glove_core.stores.base import InboxStatus, PermissionStatus, inbox_changes
+from glove_core.stores.base import InboxStatus, PermissionStatus, check_start, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SCHEMA_VERSION", "SessionInfo", "SqliteStore"]
@@ -54,8 +54,8 @@ _TASKS = TypeAdapter(list[Task])
 class SqliteStore(AsyncResource):
     """A conversation kept in a SQLite file, with every optional capability.
 
-    Implements ``StoreAdapter`` and the compacted-history, task, permission, inbox and
-    turn-lock capabilities.
+    Implements ``StoreAdapter`` and the compacted-history, positional-history, task,
+    permission, inbox and turn-lock capabilities.
     Use it as an async context manager, or call ``aclose()`` when done; the file is created
     (and its schema migrated) by the first call that needs it.
 
@@ -184,6 +184,15 @@ class SqliteStore(AsyncResource):
         capability). Two index lookups: the cost follows what the model sees, not the length
         of the whole conversation."""
         return await self._load(_sqlite_messages.rows_since_compaction(self._session_id))
+
+    async def count_messages(self) -> int:
+        """How many messages the conversation has (an index count; nothing is parsed)."""
+        return await self._db.read(_sqlite_messages.count_rows(self._session_id))
+
+    async def get_messages_from(self, start: int) -> list[Message]:
+        """The messages from position ``start`` on, oldest first: the rows before it are
+        skipped in the ``(session_id, seq)`` index, never read or parsed."""
+        return await self._load(_sqlite_messages.rows_from(self._session_id, check_start(start)))
 
     async def append_messages(self, messages: list[Message]) -> None:
         """Save messages at the end of the conversation, in one transaction (all or none)."""

@@ -154,3 +154,42 @@ async def test_a_store_without_on_saved_subscribes_to_nothing(tmp_path: Any) -> 
             assert not watching(relay)
         relay.bind(None)
         assert not watching(relay)
+
+
+class ReadsCounted(SqliteStore):
+    """A real SqliteStore that records how the relay reads it."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(path, SID)
+        self.reads: list[str | int] = []
+
+    async def get_messages(self) -> list[Message]:
+        self.reads.append("all")
+        return await super().get_messages()
+
+    async def get_messages_from(self, start: int) -> list[Message]:
+        self.reads.append(start)
+        return await super().get_messages_from(start)
+
+
+async def test_each_save_reads_only_the_new_messages(tmp_path: Any) -> None:
+    async with ReadsCounted(str(tmp_path / "s.db")) as store:
+        await store.append_messages([Message(sender="user", text=f"old {i}") for i in range(50)])
+        relay = SessionRelay(SID, max_backlog=100)
+        relay.bind(store)
+        follower = relay.join()
+        await relay.saved()  # the first read after binding: everything, from position 0
+        await store.append_messages([Message(sender="agent", text="new 1")])
+        await relay.saved()
+        await relay.saved()  # nothing new: an empty read from the end
+        await store.append_messages([Message(sender="agent", text=f"new {i}") for i in (2, 3)])
+        await relay.saved()
+        assert store.reads == [0, 50, 51, 51]  # never the whole conversation again
+        sent = []
+        while (item := await follower.get(0.01)) is not None:
+            sent.append(item)
+        assert [(s.start, [m["text"] for m in s.messages][-1:]) for s in sent] == [  # type: ignore[union-attr]
+            (0, ["old 49"]),
+            (50, ["new 1"]),
+            (51, ["new 3"]),
+        ]
