@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from glove_core.postgres import Connection, PostgresDatabase
-from glove_core.stores.postgres import PostgresStore
+from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore
 from glove_mcp._session_rows import SessionRow
 
 __all__ = ["PostgresSessionStorage"]
@@ -87,6 +87,8 @@ class PostgresSessionStorage:
                     f'DELETE FROM "{table}" WHERE "{column}" = %s',  # names from the catalog
                     (session_id,),
                 )
+            if existed:  # followers on other instances wake, find it gone, and end
+                await self.database.notify(conn, SAVES_CHANNEL, session_id)
             return existed
 
         await self.database.migrate(PostgresStore.schema)

@@ -198,8 +198,12 @@ class SessionRelay:
         notice = asyncio.Event()
         async with on_saved(notice.set):
             while True:
-                # First pass: what was saved before the subscription listened.
-                await self.saved()
+                # First pass: what was saved before the subscription listened. A wake-up that
+                # brought nothing new may be a delete by another instance (it notifies too).
+                if not await self.saved() and await self._deleted_elsewhere():
+                    self._watch = None
+                    self._send("deleted")
+                    return
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(SAFETY_READ_SECONDS):
                         await notice.wait()
@@ -224,23 +228,30 @@ class SessionRelay:
         """Tell followers the waiting slots (the display manager calls this)."""
         self._send(("slots", {"slots": _waiting(slots)}))
 
-    async def saved(self) -> None:
+    async def _deleted_elsewhere(self) -> bool:
+        # Duck-typed like ``on_saved``: a store that can say whether its session still exists.
+        exists: Callable[[], Awaitable[bool]] | None = getattr(self._store, "session_exists", None)
+        return exists is not None and not await exists()
+
+    async def saved(self) -> bool:
         """Send followers the messages saved since the last read (also called by the server
-        after a request that failed part way, whose saves no event announced)."""
+        after a request that failed part way, whose saves no event announced); whether there
+        were any."""
         async with self._reading:
             store = self._store
             if store is None or not self._followers:
                 self._known = None  # nobody followed meanwhile: read from the start next time
-                return
+                return False
             start = self._known or 0
             # Only what is new: a store with ``get_messages_from`` skips the rest unread.
             messages = await read_messages_from(store, start)
             if store is not self._store:
-                return  # the session closed (or reopened) during the read
+                return False  # the session closed (or reopened) during the read
             self._known = start + len(messages)
             if messages:
                 dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages]
                 self._send(_Saved(start, dumped))
+            return bool(messages)
 
     def deleted(self) -> None:
         """The session is gone: every stream ends."""

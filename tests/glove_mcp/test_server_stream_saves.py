@@ -10,9 +10,12 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
+import pytest
+
 from glove_core import Message, SqliteStore
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores.postgres import PostgresStore
+from glove_mcp._postgres_sessions import PostgresSessionStorage
 from glove_mcp._server_stream import FollowSnapshot, Relays, SessionRelay, follow_stream
 
 SID = "conv"
@@ -142,6 +145,34 @@ async def test_a_session_closing_here_makes_the_stream_read_on_from_its_cursor(
         name, data = await next_event(frames)
         assert (name, data["index"], data["message"]["text"]) == ("message", 2, "after")
         await frames.aclose()
+        await settled(store, 0)
+
+
+async def test_a_delete_by_another_instance_ends_the_follow_stream_here(
+    postgres_url: str,
+) -> None:
+    async with (
+        PostgresDatabase(postgres_url) as here,
+        PostgresDatabase(postgres_url) as elsewhere,
+    ):
+        writer = PostgresStore(elsewhere, SID)
+        await writer.create_session()
+        await writer.append_messages([Message(sender="user", text="hi")])
+        store = CountedStore(here, SID)
+        relays = Relays()
+        relays.get(SID).bind(store)
+        frames = follow_stream(relays, SID, reader(store), 0)
+        assert (await next_event(frames))[0] == "message"
+        assert await next_event(frames) == ("slots", {"slots": []})
+        assert await next_event(frames) == ("ready", {"after": 1})
+        await settled(store, 1)
+        # The other instance deletes the session: its NOTIFY wakes this relay, which finds
+        # the session gone (not just nothing new) and ends the stream, well before the
+        # safety read's interval.
+        assert await PostgresSessionStorage(elsewhere).delete(SID)
+        assert await next_event(frames) == ("deleted", {"id": SID})
+        with pytest.raises(StopAsyncIteration):
+            await anext(frames)
         await settled(store, 0)
 
 
