@@ -6,9 +6,11 @@ Events. Each session has one ``SessionRelay``, a subscriber of its ``Glove`` (an
 its display manager) from the moment the session opens until it closes; followers register
 with the relay by session id, so a session closed for being idle and opened again (by a
 message, or an event posted to it) reaches the same followers. After each event that follows
-a save (a model call's tokens, a tool result, injected outside events…), the relay reads the
-messages saved since its last read, once for all followers and before the agent goes on, so
-saved messages and live items reach a follower in the order they happened.
+a save (a model call's tokens, a tool result, injected outside events…), and before a model
+call's first live item (the request's own message is saved before the call, and no event
+announces it), the relay reads the messages saved since its last read, once for all followers
+and before the agent goes on, so saved messages and live items reach a follower in the order
+they happened.
 
 What a follower is guaranteed: every message saved in the conversation reaches it exactly
 once and in order, as a ``message`` item whose SSE ``id`` is its position plus one. The stream
@@ -50,7 +52,9 @@ from glove_core.subscribers import (
     EventWakeFailed,
     SubagentCompleted,
     SubscriberEvent,
+    TextDelta,
     TokenConsumption,
+    ToolUse,
     ToolUseResult,
 )
 from glove_mcp._server_sse import SseItem, event_item, frame
@@ -93,6 +97,9 @@ _AFTER_SAVE = (
     CompactionEnd,
     SubagentCompleted,
 )
+
+_MODEL_OUTPUT = (TextDelta, ToolUse)
+"""A model call's live preview items."""
 
 _Signal = Literal["lagging", "deleted", "reopen"]
 
@@ -165,6 +172,7 @@ class SessionRelay:
         self._known: int | None = None  # messages the last read saw; None: not read yet
         self._reading = asyncio.Lock()  # one read at a time: local events and notices
         self._watch: asyncio.Task[None] | None = None
+        self._previewing = False  # a model call's live items flow; saves before it were read
 
     def bind(self, store: StoreAdapter | None) -> None:
         """The open session's store (None once it closed)."""
@@ -218,10 +226,16 @@ class SessionRelay:
         """Pass an agent event on to every follower (the Glove calls this)."""
         if not self._followers:
             return
+        if isinstance(event, _MODEL_OUTPUT) and not self._previewing:
+            # A model call's first live item: what was saved before the call (the request's
+            # own message, which no event announces) goes first, so the order holds.
+            self._previewing = True
+            await self.saved()
         item = event_item(event)  # here, inside record: where subagent events can be told apart
         if item is not None:
             self._send(item)
         if isinstance(event, _AFTER_SAVE):
+            self._previewing = False  # the next model call reads again before its first item
             await self.saved()
 
     def slots_changed(self, slots: list[Slot]) -> None:

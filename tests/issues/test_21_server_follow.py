@@ -45,6 +45,32 @@ async def test_two_followers_see_the_reply_of_a_turn_an_event_woke(tmp_path: Pat
                 assert saved[1].data["message"]["text"] == "the build is green"
 
 
+async def test_a_request_message_reaches_followers_before_the_reply_is_previewed(
+    tmp_path: Path,
+) -> None:
+    server = HeadlessServer(str(tmp_path / "s.db"), KEY, simple_factory(lambda s: ["first", "2nd"]))
+    async with running(server) as client:
+        await client.post("/sessions", json={"id": "s1"})
+        async with follow(client, "s1") as stream:
+            for number, text in enumerate(("hello", "again")):
+                reply = await client.post("/sessions/s1/messages", json={"text": text})
+                assert reply.status_code == 200, reply.text
+                items = await stream.until(
+                    lambda i: i.name == "message" and i.data["message"]["sender"] == "agent"
+                )
+                order = [
+                    (i.name, i.data["message"]["sender"] if i.name == "message" else "")
+                    for i in items
+                    if i.name in ("message", "text_delta")
+                ]
+                # The user's message is saved before the model is called: it comes first.
+                assert order == [("message", "user"), ("text_delta", ""), ("message", "agent")]
+                assert [m.id for m in _messages(items)] == [
+                    str(2 * number + 1),
+                    str(2 * number + 2),
+                ]
+
+
 async def test_a_follower_that_reconnects_gets_every_saved_message_once(tmp_path: Path) -> None:
     server = HeadlessServer(str(tmp_path / "s.db"), KEY, simple_factory(lambda s: ["a", "b"]))
     async with running(server) as client:
