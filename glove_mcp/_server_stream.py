@@ -204,13 +204,20 @@ class SessionRelay:
 
     async def _watching(self, on_saved: OnSaved) -> None:
         notice = asyncio.Event()
+        me = asyncio.current_task()
         async with on_saved(notice.set):
-            while True:
+            # ``_stop_watching`` forgets the task before cancelling it: checking that it is
+            # still the relay's ends it even when a cancellation is lost inside the database
+            # driver during a read (seen under load with psycopg's pool).
+            while self._watch is me:
                 # First pass: what was saved before the subscription listened. A wake-up that
                 # brought nothing new may be a delete by another instance (it notifies too).
                 if not await self.saved() and await self._deleted_elsewhere():
-                    self._watch = None
-                    self._send("deleted")
+                    if self._watch is me:
+                        self._watch = None
+                        self._send("deleted")
+                    return
+                if self._watch is not me:
                     return
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(SAFETY_READ_SECONDS):
