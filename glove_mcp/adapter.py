@@ -362,6 +362,20 @@ class SqliteMcpAdapter(AsyncResource):
         """
         kept = learned_tools(tools)
         now = datetime.now(UTC).isoformat()
+        wanted = [(t.name, t.description) for t in kept]
+
+        def read(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+            rows = conn.execute(
+                "SELECT name, description FROM glove_mcp_learned_tools WHERE server_id = ? "
+                "ORDER BY position",
+                (server_id,),
+            ).fetchall()
+            return [(str(n), str(d)) for n, d in rows]
+
+        # Every session that opens the server saves its listing: unchanged (the usual case),
+        # it costs a read, not a write that would queue behind every other writer of the file.
+        if await self._db.read(read) == wanted:
+            return
 
         def write(conn: sqlite3.Connection) -> None:
             conn.execute("DELETE FROM glove_mcp_learned_tools WHERE server_id = ?", (server_id,))

@@ -137,6 +137,20 @@ class PostgresMcpAdapter(AsyncResource):
         """
         kept = learned_tools(tools)
         now = datetime.now(UTC).isoformat()
+        wanted = [(t.name, t.description) for t in kept]
+
+        async def read(conn: Connection) -> list[tuple[str, str]]:
+            cursor = await conn.execute(
+                "SELECT name, description FROM glove_mcp_learned_tools WHERE server_id = %s "
+                "ORDER BY position",
+                (server_id,),
+            )
+            return [(str(n), str(d)) for n, d in await cursor.fetchall()]
+
+        await self.open()
+        # Unchanged (every session that opens the server saves its listing): one read.
+        if await self._db.read(read) == wanted:
+            return
 
         async def write(conn: Connection) -> None:
             await conn.execute(
@@ -150,7 +164,6 @@ class PostgresMcpAdapter(AsyncResource):
                     [(server_id, i, t.name, t.description, now) for i, t in enumerate(kept)],
                 )
 
-        await self.open()
         await self._db.write(write)
 
     async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:

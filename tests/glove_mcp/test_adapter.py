@@ -83,6 +83,32 @@ async def test_learned_tools_are_kept_per_server_for_every_conversation(
     assert (await one.get_learned_tools())["notes"] == [LearnedTool("search", "")]
 
 
+def learned_at(backend: Backend, server_id: str) -> list[str]:
+    """The rows' ``learned_at`` stamps, read straight from the database."""
+    query = "SELECT learned_at FROM glove_mcp_learned_tools WHERE server_id = {} ORDER BY position"
+    if backend.kind == "sqlite":
+        with sqlite3.connect(backend.where) as conn:
+            return [r[0] for r in conn.execute(query.format("?"), (server_id,))]
+    import psycopg
+
+    with psycopg.connect(backend.where) as pg:
+        return [str(r[0]) for r in pg.execute(query.format("%s"), (server_id,))]
+
+
+async def test_an_unchanged_listing_is_read_not_written_again(backend: Backend) -> None:
+    adapter = await backend.adapter("c1")
+    tools = [LearnedTool("search_pages", "Search."), LearnedTool("read_page", "Read.")]
+    await adapter.save_learned_tools("notes", tools)
+    first = learned_at(backend, "notes")
+    await asyncio.sleep(0.01)  # a rewrite would stamp a later time
+    await (await backend.adapter("c2", fresh=True)).save_learned_tools("notes", list(tools))
+    assert learned_at(backend, "notes") == first
+    changed = [LearnedTool("search_pages", "Search pages and blocks."), tools[1]]
+    await adapter.save_learned_tools("notes", changed)
+    assert learned_at(backend, "notes") != first
+    assert (await adapter.get_learned_tools())["notes"] == changed
+
+
 async def test_sqlite_adapter_shares_a_file_with_other_tables(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite"
     with sqlite3.connect(path) as conn:
