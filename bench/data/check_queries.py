@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""Form self-check for heldout2/queries.jsonl. Plain Python, no project imports.
+"""Form self-check for a blind query set (realistic2, realistic3). Plain Python, no project
+imports.
 
-usage: python3 check_realistic2.py CATALOGUE_JSON [QUERIES_JSONL]
+usage: python3 check_queries.py CATALOGUE_JSON QUERIES_JSONL [--min N]
   QUERIES_JSONL defaults to queries.jsonl next to this file.
-Checks: every line parses as a JSON object with exactly query/accept/kind;
+Checks: at least N queries (--min, default 0); every line parses as a JSON object with exactly query/accept/kind;
 kind is valid; accept is a non-empty list of unique ids that exist in the
-catalogue; no duplicate queries; query length 3-25 words. Prints counts by kind,
+catalogue; no duplicate queries; query length 3-25 words. Prints counts and shares by kind,
 the number of distinct accepted servers, and (informational) queries of kinds
 other than vendor/typo that contain a catalogue id as a whole word.
 Exit status 0 and a final 'ok' when all hard checks pass.
@@ -64,11 +65,16 @@ def _rows(path: str, ids: set[str], errors: list[str]) -> list[tuple[int, dict[s
 
 
 def main() -> None:
-    if len(sys.argv) < 2:
-        sys.exit("usage: check_realistic2.py CATALOGUE_JSON [QUERIES_JSONL]")
-    here = os.path.dirname(os.path.abspath(__file__))
-    q_path = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "queries.jsonl")
-    ids = {s["id"] for s in _load(sys.argv[1])}
+    args = sys.argv[1:]
+    minimum = 0
+    if "--min" in args:
+        at = args.index("--min")
+        minimum = int(args[at + 1])
+        del args[at : at + 2]
+    if len(args) != 2:
+        sys.exit("usage: check_queries.py CATALOGUE_JSON QUERIES_JSONL [--min N]")
+    q_path = args[1]
+    ids = {s["id"] for s in _load(args[0])}
     errors: list[str] = []
     rows = _rows(q_path, ids, errors)
     first: dict[str, int] = {}
@@ -81,7 +87,10 @@ def main() -> None:
     accepted = Counter(a for _, o in rows for a in o["accept"])
     print(f"queries: {len(rows)}")
     for k in KINDS:
-        print(f"  {k:11s} {kinds.get(k, 0)}")
+        share = 100.0 * kinds.get(k, 0) / max(len(rows), 1)
+        print(f"  {k:11s} {kinds.get(k, 0):4d}  {share:4.1f}%")
+    if len(rows) < minimum:
+        errors.append(f"only {len(rows)} queries (want at least {minimum})")
     print(f"distinct accepted servers: {len(accepted)} of {len(ids)} in catalogue")
     sizes = Counter(len(o["accept"]) for _, o in rows)
     print("accept-list sizes: " + ", ".join(f"{s}:{sizes[s]}" for s in sorted(sizes)))
