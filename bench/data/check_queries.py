@@ -3,17 +3,16 @@
 imports.
 
 usage: python3 check_queries.py CATALOGUE_JSON QUERIES_JSONL [--min N]
-  QUERIES_JSONL defaults to queries.jsonl next to this file.
-Checks: at least N queries (--min, default 0); every line parses as a JSON object with exactly query/accept/kind;
-kind is valid; accept is a non-empty list of unique ids that exist in the
-catalogue; no duplicate queries; query length 3-25 words. Prints counts and shares by kind,
-the number of distinct accepted servers, and (informational) queries of kinds
-other than vendor/typo that contain a catalogue id as a whole word.
+Checks: at least N queries (--min, default 0); every line parses as a JSON object
+with exactly query/accept/kind; kind is valid; accept is a non-empty list of unique
+ids that exist in the catalogue; no duplicate queries; query length 3-25 words.
+Prints counts and shares by kind, the number of distinct accepted servers, and
+(informational) queries of kinds other than vendor/typo that contain a catalogue id
+as a whole word.
 Exit status 0 and a final 'ok' when all hard checks pass.
 """
 
 import json
-import os
 import re
 import sys
 from collections import Counter
