@@ -114,19 +114,27 @@ async def test_saves_elsewhere_reach_a_follower_and_the_subscription_ends_with_i
         assert store.active == 0 and not watching(relay)
 
 
+@asynccontextmanager
+async def two_instances(
+    url: str, first: str
+) -> AsyncIterator[tuple[PostgresStore, CountedStore, Relays]]:
+    """Another instance's store (which has saved ``first``), and this instance's: the session
+    open here (bound to its relay), where no turn runs."""
+    async with PostgresDatabase(url) as here, PostgresDatabase(url) as elsewhere:
+        writer = PostgresStore(elsewhere, SID)
+        await writer.create_session()
+        await writer.append_messages([Message(sender="user", text=first)])
+        store = CountedStore(here, SID)
+        relays = Relays()
+        relays.get(SID).bind(store)
+        yield writer, store, relays
+
+
 async def test_a_session_closing_here_makes_the_stream_read_on_from_its_cursor(
     postgres_url: str,
 ) -> None:
-    async with (
-        PostgresDatabase(postgres_url) as here,
-        PostgresDatabase(postgres_url) as elsewhere,
-    ):
-        writer = PostgresStore(elsewhere, SID)
-        await writer.append_messages([Message(sender="user", text="before")])
-        store = CountedStore(here, SID)
-        relays = Relays()
+    async with two_instances(postgres_url, "before") as (writer, store, relays):
         relay: SessionRelay = relays.get(SID)
-        relay.bind(store)
         frames = follow_stream(relays, SID, reader(store), 1)
         assert (await next_event(frames))[0] == "slots"
         assert (await next_event(frames))[0] == "ready"
@@ -151,16 +159,7 @@ async def test_a_session_closing_here_makes_the_stream_read_on_from_its_cursor(
 async def test_a_delete_by_another_instance_ends_the_follow_stream_here(
     postgres_url: str,
 ) -> None:
-    async with (
-        PostgresDatabase(postgres_url) as here,
-        PostgresDatabase(postgres_url) as elsewhere,
-    ):
-        writer = PostgresStore(elsewhere, SID)
-        await writer.create_session()
-        await writer.append_messages([Message(sender="user", text="hi")])
-        store = CountedStore(here, SID)
-        relays = Relays()
-        relays.get(SID).bind(store)
+    async with two_instances(postgres_url, "hi") as (writer, store, relays):
         frames = follow_stream(relays, SID, reader(store), 0)
         assert (await next_event(frames))[0] == "message"
         assert await next_event(frames) == ("slots", {"slots": []})
@@ -169,7 +168,7 @@ async def test_a_delete_by_another_instance_ends_the_follow_stream_here(
         # The other instance deletes the session: its NOTIFY wakes this relay, which finds
         # the session gone (not just nothing new) and ends the stream, well before the
         # safety read's interval.
-        assert await PostgresSessionStorage(elsewhere).delete(SID)
+        assert await PostgresSessionStorage(writer.database).delete(SID)
         assert await next_event(frames) == ("deleted", {"id": SID})
         with pytest.raises(StopAsyncIteration):
             await anext(frames)
