@@ -99,7 +99,7 @@ async def test_ctrl_c_at_the_prompt_shows_a_fresh_one(tmp_path: Path) -> None:
 
 
 def test_logout_without_tokens_and_status_near_expiry(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ran = in_process("logout", "notion", home=tmp_path, capsys=capsys)
     assert ran.status == 0
