@@ -27,3 +27,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 from tests._backends import backend as backend  # noqa: E402
 from tests._postgres import postgres_server as postgres_server  # noqa: E402
 from tests._postgres import postgres_url as postgres_url  # noqa: E402
+
+# Registered here, once: a session fixture imported into several test modules is a fixture of
+# each, started once per module instead of once per run (per xdist worker).
+from tests.issues._cli21 import servers as servers  # noqa: E402

@@ -3,7 +3,9 @@
 approves, one whose OAuth server denies), and helpers that run ``glove-mcp`` as a real
 subprocess, piped or on a pseudo-terminal.
 
-Test modules import the fixture by name (``from tests.issues._cli21 import servers``).
+``tests/conftest.py`` registers the ``servers`` fixture, so every module shares one set; a test
+module must not import it by name (that would make it a fixture of that module, started
+again for it).
 """
 
 from __future__ import annotations

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.issues._cli21 import Servers, cli_env, in_process, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, cli_env, in_process, write_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

@@ -17,13 +17,10 @@ from tests.issues._cli21 import (
     browse,
     in_process,
     run_cli,
-    servers,
     serving,
     start_cli,
     write_catalogue,
 )
-
-__all__ = ["servers"]
 
 
 def _no_traceback(err: str) -> None:

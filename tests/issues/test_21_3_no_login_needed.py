@@ -10,9 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.issues._cli21 import Servers, in_process, run_cli, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, in_process, run_cli, write_catalogue
 
 STDIO = (sys.executable, "-m", "glove_mcp.testing", "notes", "--stdio")
 

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 
 from glove_mcp.oauth import FsOAuthStore, empty_oauth_state
-from tests.issues._cli21 import Servers, in_process, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, in_process, write_catalogue
 
 
 def test_a_failed_login_leaves_the_token_file_as_it_was(

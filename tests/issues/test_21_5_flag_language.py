@@ -20,9 +20,7 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 from glove_mcp.oauth.token_source import default_login_command
-from tests.issues._cli21 import Servers, cli_env, in_process, run_cli, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, cli_env, in_process, run_cli, write_catalogue
 
 LIBRARY_WORDS = ("run_mcp_oauth", "open_browser", "FsOAuthStore", "SqliteStore", "api_key=")
 

@@ -21,13 +21,10 @@ from tests.issues._cli21 import (
     Servers,
     in_process,
     run_cli,
-    servers,
     serving,
     start_cli,
     write_catalogue,
 )
-
-__all__ = ["servers"]
 
 
 async def _read_until(stream: asyncio.StreamReader, marker: bytes, seen: bytes = b"") -> bytes:
