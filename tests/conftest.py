@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 _CLEARED = (
@@ -17,6 +19,17 @@ _CLEARED = (
 )
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker more than there are cores. Much of the suite waits rather than
+    computes (server-everything's tasks take a second a stage, logins wait out their
+    timeouts, child processes start), so one worker per core leaves a core idle for about a
+    third of the run. ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still sets the number outright."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # pytest-xdist's own hook reads it
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (cores or 1) + 1
+
+
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in _CLEARED:
@@ -27,3 +40,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 from tests._backends import backend as backend  # noqa: E402
 from tests._postgres import postgres_server as postgres_server  # noqa: E402
 from tests._postgres import postgres_url as postgres_url  # noqa: E402
+
+# Registered here, once: a session fixture imported into several test modules is a fixture of
+# each, started once per module instead of once per run (per xdist worker).
+from tests.issues._cli21 import servers as servers  # noqa: E402

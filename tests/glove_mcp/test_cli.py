@@ -1,4 +1,6 @@
-"""The glove-mcp command, run as a real subprocess against local servers."""
+"""The glove-mcp command against local servers: as a real subprocess where the process is
+part of what is tested (the entry point, signals, a login a browser finishes), in-process
+(``main``) where its messages, files and exit status are."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from glove_mcp._demo import _browse
 from glove_mcp.cli import main
 from glove_mcp.testing import OAuthTestServer, serve, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
+from tests.issues._cli21 import Servers, in_process
 
 
 def cli_env(home: Path) -> dict[str, str]:
@@ -176,44 +179,51 @@ def test_one_line_errors(
     assert "cannot read script" in capsys.readouterr().err
 
 
-async def test_chat_through_stdin_with_a_scripted_model_and_resume(tmp_path: Path) -> None:
-    async with serve("tracker") as url:
-        catalogue = write_catalogue(tmp_path / "servers.toml", tracker=url)
-        script = tmp_path / "script.json"
-        script.write_text(
-            json.dumps(
-                [
-                    {"tool_calls": [{"name": "find_capability", "input": {"need": "bug tracker"}}]},
-                    {"tool_calls": [{"name": "activate", "input": {"id": "tracker"}}]},
-                    "Activated.",
-                    {"tool_calls": [{"name": "tracker__list_issues", "input": {}}]},
-                    "One open issue: ENG-1.",
-                ]
-            )
+def test_chat_through_stdin_with_a_scripted_model_and_resume(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.open)
+    script = tmp_path / "script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"tool_calls": [{"name": "find_capability", "input": {"need": "bug tracker"}}]},
+                {"tool_calls": [{"name": "activate", "input": {"id": "tracker"}}]},
+                "Activated.",
+                {"tool_calls": [{"name": "tracker__list_issues", "input": {}}]},
+                "One open issue: ENG-1.",
+            ]
         )
-        common = [
-            "--catalogue",
-            str(catalogue),
-            "--script",
-            str(script),
-            "--db",
-            str(tmp_path / "chat.db"),
-            "--server-mode",
-        ]
-        status, out, err = await run_cli(
-            "chat", "--session", "s1", *common, home=tmp_path, stdin=b"what is open?\n/quit\n"
-        )
-        assert status == 0, err
-        assert "session s1" in out
-        assert "← tracker__list_issues" in out and "One open issue: ENG-1." in out
+    )
+    common = [
+        "--catalogue",
+        str(catalogue),
+        "--script",
+        str(script),
+        "--db",
+        str(tmp_path / "chat.db"),
+        "--server-mode",
+    ]
+    ran = in_process(
+        "chat",
+        "--session",
+        "s1",
+        *common,
+        home=tmp_path,
+        stdin="what is open?\n/quit\n",
+        capsys=capsys,
+    )
+    assert ran.status == 0, ran.err
+    assert "session s1" in ran.out
+    assert "← tracker__list_issues" in ran.out and "One open issue: ENG-1." in ran.out
 
-        script.write_text(json.dumps(["Still one: ENG-1."]))
-        status, out, err = await run_cli(
-            "chat", "--session", "s1", *common, home=tmp_path, stdin=b"and now?\n"
-        )
-        assert status == 0, err
-        assert "active servers: tracker" in out  # restored from the SQLite adapter
-        assert "Still one: ENG-1." in out
+    script.write_text(json.dumps(["Still one: ENG-1."]))
+    ran = in_process(
+        "chat", "--session", "s1", *common, home=tmp_path, stdin="and now?\n", capsys=capsys
+    )
+    assert ran.status == 0, ran.err
+    assert "active servers: tracker" in ran.out  # restored from the SQLite adapter
+    assert "Still one: ENG-1." in ran.out
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -339,13 +349,14 @@ async def test_serve_runs_a_headless_server(tmp_path: Path) -> None:
             await process.wait()
 
 
-async def test_a_failed_login_is_one_line_in_flag_language_and_stores_nothing(
-    tmp_path: Path, protected: OAuthTestServer
+def test_a_failed_login_is_one_line_in_flag_language_and_stores_nothing(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    catalogue = write_catalogue(tmp_path / "servers.toml", tracker=protected.url)
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.oauth)
     args = ["auth", "tracker", "--no-browser", "--port", "0", "--catalogue", str(catalogue)]
     # Pasted garbage: the code exchange fails.
-    status, out, err = await run_cli(*args, home=tmp_path, stdin=b"not a code\n")
+    ran = in_process(*args, home=tmp_path, stdin="not a code\n", capsys=capsys)
+    status, out, err = ran.status, ran.out, ran.err
     assert status == 1 and "AUTHORIZED" not in out
     [line] = [text for text in err.splitlines() if text.startswith("glove-mcp:")]
     assert line.startswith("glove-mcp: tracker: OAuth login for 'tracker' at ")
@@ -354,7 +365,8 @@ async def test_a_failed_login_is_one_line_in_flag_language_and_stores_nothing(
     stored = tmp_path / "oauth.json"
     assert not stored.exists() or "tracker" not in stored.read_text()
     # No approval in time: the advice names the command's flags.
-    status, _, err = await run_cli(*args, "--timeout", "0.5", home=tmp_path, stdin=b"")
+    ran = in_process(*args, "--timeout", "0.5", home=tmp_path, capsys=capsys)
+    status, err = ran.status, ran.err
     assert status == 1
     assert "within 0.5 s" in err and "--timeout SECONDS" in err and "--no-browser" in err
     assert "Traceback" not in err

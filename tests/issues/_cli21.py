@@ -3,7 +3,9 @@
 approves, one whose OAuth server denies), and helpers that run ``glove-mcp`` as a real
 subprocess, piped or on a pseudo-terminal.
 
-Test modules import the fixture by name (``from tests.issues._cli21 import servers``).
+``tests/conftest.py`` registers the ``servers`` fixture, so every module shares one set; a test
+module must not import it by name (that would make it a fixture of that module, started
+again for it).
 """
 
 from __future__ import annotations
@@ -182,16 +184,51 @@ async def start_cli(
     )
 
 
-def in_process(*args: str, capsys: pytest.CaptureFixture[str]) -> Ran:
-    """Run ``glove-mcp ARGS`` in this process (``main``), for the many small cases of an item
-    whose subprocess test is elsewhere in its module; set ``GLOVE_HOME`` first."""
+def in_process(
+    *args: str,
+    capsys: pytest.CaptureFixture[str],
+    home: Path | None = None,
+    stdin: str = "",
+    env: Mapping[str, str] | None = None,
+) -> Ran:
+    """Run ``glove-mcp ARGS`` in this process (``main``), as ``run_cli`` runs it in a child:
+    with ``home``, the environment of ``cli_env(home)`` (without, the test's own, where it
+    set ``GLOVE_HOME``), ``env`` added; ``stdin`` as its input; its logging on its stderr as
+    the command sets it up in a process of its own. For the cases where what is checked is
+    the command's messages, files and exit status; what needs a process (start-up, signals,
+    a terminal, what prints at exit) keeps ``run_cli``. Sync tests only (the command runs
+    its own event loop)."""
+    import io
+    import logging
+
     from glove_mcp.cli import main
 
+    root = logging.getLogger()
+    quietened = {name: logging.getLogger(name).level for name in ("mcp", "asyncio")}
+    kept_handlers, kept_level = root.handlers[:], root.level
     capsys.readouterr()
-    try:
-        status = main(list(args))
-    except SystemExit as exited:  # argparse's errors and --help
-        status = exited.code if isinstance(exited.code, int) else 2
+    with pytest.MonkeyPatch.context() as patch:
+        if home is not None:
+            for name in list(os.environ):
+                if name.startswith("ANTHROPIC") or name in _GLOVE_VARIABLES:
+                    patch.delenv(name)
+            patch.setenv("GLOVE_HOME", str(home))
+        for name, value in (env or {}).items():
+            patch.setenv(name, value)
+        patch.setattr(sys, "stdin", io.StringIO(stdin))
+        # No handler on the root logger, as in a fresh process: the command's own
+        # logging.basicConfig then writes to (the captured) stderr, so a test of "nothing
+        # but one line on stderr" sees its log lines too.
+        root.handlers = []
+        try:
+            status = main(list(args))
+        except SystemExit as exited:  # argparse's errors and --help
+            status = exited.code if isinstance(exited.code, int) else 2
+        finally:
+            root.handlers = kept_handlers
+            root.setLevel(kept_level)
+            for name, level in quietened.items():
+                logging.getLogger(name).setLevel(level)
     captured = capsys.readouterr()
     return Ran(status, captured.out, captured.err)
 

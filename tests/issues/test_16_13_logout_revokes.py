@@ -5,6 +5,7 @@ revocation that fails keeps them and says how to retry or delete anyway."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from glove_mcp.testing import OAuthTestServer, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 from tests.glove_mcp.oauth._browser import Browser
 from tests.glove_mcp.test_cli import run_cli, write_catalogue
+from tests.issues._cli21 import in_process
 
 
 @pytest.fixture
@@ -64,31 +66,39 @@ async def test_logout_revokes_the_refresh_token_at_the_server(
         await source.access_token(force_refresh=True)
 
 
-async def test_a_failed_revocation_keeps_the_tokens_and_names_the_way_out(
-    tmp_path: Path,
+def test_a_failed_revocation_keeps_the_tokens_and_names_the_way_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    async with serve_oauth_server(build_tracker_server) as server:
-        store = await _log_in(server, tmp_path)
-        url = server.url
+    async def log_in_then_stop_the_server() -> tuple[FsOAuthStore, str]:
+        async with serve_oauth_server(build_tracker_server) as server:
+            return await _log_in(server, tmp_path), server.url
+
+    store, url = asyncio.run(log_in_then_stop_the_server())
     # The authorization server is gone: revoking cannot succeed.
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=url)
-    before = await store.get("tracker")
+    before = asyncio.run(store.get("tracker"))
 
-    status, _, err = await run_cli(
-        "logout", "tracker", "--catalogue", str(catalogue), home=tmp_path
+    ran = in_process(
+        "logout", "tracker", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys
     )
 
-    assert status == 1
-    assert "not revoked and are kept" in err and "--local-only" in err
-    assert "Traceback" not in err
-    assert await store.get("tracker") == before  # nothing lost
+    assert ran.status == 1
+    assert "not revoked and are kept" in ran.err and "--local-only" in ran.err
+    assert "Traceback" not in ran.err
+    assert asyncio.run(store.get("tracker")) == before  # nothing lost
 
-    status, out, err = await run_cli(
-        "logout", "tracker", "--local-only", "--catalogue", str(catalogue), home=tmp_path
+    ran = in_process(
+        "logout",
+        "tracker",
+        "--local-only",
+        "--catalogue",
+        str(catalogue),
+        home=tmp_path,
+        capsys=capsys,
     )
-    assert status == 0, err
-    assert "not revoked at the server" in out
-    assert await store.get("tracker") is None
+    assert ran.status == 0, ran.err
+    assert "not revoked at the server" in ran.out
+    assert asyncio.run(store.get("tracker")) is None
 
 
 async def test_revoke_in_the_library(protected: OAuthTestServer, tmp_path: Path) -> None:

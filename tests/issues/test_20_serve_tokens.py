@@ -29,7 +29,15 @@ from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 from glove_mcp.testing.oauth_server import serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 from tests.glove_mcp._server_harness import AUTH, serve_process, sse_events
-from tests.issues._cli21 import Ran, authorize_url, browse, run_cli, start_cli, write_catalogue
+from tests.issues._cli21 import (
+    Ran,
+    authorize_url,
+    browse,
+    in_process,
+    run_cli,
+    start_cli,
+    write_catalogue,
+)
 
 _LIST = {"tool_calls": [{"name": "tracker__list_issues", "input": {}}]}
 SCRIPT = {"from_history": True, "replies": [_LIST, "done"]}
@@ -158,17 +166,21 @@ async def test_serve_instances_share_the_database_tokens_and_refresh_once(
         assert await store.get("tracker") is None
 
 
-def test_a_bad_database_for_auth_is_one_line_naming_the_flag(tmp_path: Path) -> None:
+def test_a_bad_database_for_auth_is_one_line_naming_the_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
     base = ("auth", "tracker", "--catalogue", str(catalogue))
 
-    malformed = run_cli(*base, "--database", "mysql://db/glove", home=tmp_path)
+    malformed = in_process(*base, "--database", "mysql://db/glove", home=tmp_path, capsys=capsys)
     assert malformed.status == 2
     assert malformed.error_lines == [
         "glove-mcp: --database must be a postgresql:// URL, e.g. "
         "postgresql://user:password@host/glove"
     ]
-    both = run_cli(*base, "--store", "file", "--database", "postgresql://db/g", home=tmp_path)
+    both = in_process(
+        *base, "--store", "file", "--database", "postgresql://db/g", home=tmp_path, capsys=capsys
+    )
     assert both.status == 2
     assert both.error_lines == [
         "glove-mcp: give --store file or --database, not both: --database keeps the OAuth "
@@ -176,8 +188,15 @@ def test_a_bad_database_for_auth_is_one_line_naming_the_flag(tmp_path: Path) -> 
     ]
 
     url = "postgresql://glove:s3cret@127.0.0.1:9/glove?connect_timeout=1"
-    for command in (base, ("status", "--catalogue", str(catalogue))):
-        down = run_cli(*command, "--database", url, "--database-timeout", "1", home=tmp_path)
+    down_args = ("--database", url, "--database-timeout", "1")
+    # auth in a process of its own (nothing but the line on its stderr, to its exit), status
+    # in this one (the same line from the same check).
+    for down in (
+        run_cli(*base, *down_args, home=tmp_path),
+        in_process(
+            "status", "--catalogue", str(catalogue), *down_args, home=tmp_path, capsys=capsys
+        ),
+    ):
         assert down.status == 1, down.err
         assert down.err.strip().count("\n") == 0, down.err  # one line, no pool noise
         [line] = down.error_lines

@@ -14,9 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.issues._cli21 import Servers, cli_env, run_cli, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, cli_env, in_process, write_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -42,12 +40,14 @@ def test_the_quick_start_makes_and_activates_a_virtual_environment() -> None:
     assert commands[1].startswith(". .venv/bin/activate && python -m pytest")
 
 
-def test_the_documented_script_runs(tmp_path: Path, servers: Servers) -> None:
+def test_the_documented_script_runs(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
     [example] = _blocks(_section("### Offline scripts"), "json")
     script = tmp_path / "replies.json"
     script.write_text(example, encoding="utf-8")
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.open)
-    ran = run_cli(
+    ran = in_process(
         "chat",
         "--server-mode",
         "--script",
@@ -55,12 +55,15 @@ def test_the_documented_script_runs(tmp_path: Path, servers: Servers) -> None:
         "--catalogue",
         str(catalogue),
         home=tmp_path,
-        stdin=b"what is open?\n",
+        stdin="what is open?\n",
+        capsys=capsys,
     )
     assert ran.status == 0, ran.err
     assert "← tracker__list_issues" in ran.out and "One open issue: ENG-1." in ran.out
 
-    ran = run_cli("chat", "--script", str(script), home=tmp_path, stdin=b"one\ntwo\n")
+    ran = in_process(
+        "chat", "--script", str(script), home=tmp_path, stdin="one\ntwo\n", capsys=capsys
+    )
     assert "the --script file has no reply left" in ran.out  # the second request ran out
 
 

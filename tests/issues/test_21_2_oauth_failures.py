@@ -1,24 +1,26 @@
 """Issue 21, item 2: an OAuth login that fails (no approval in time, consent denied, a pasted
 answer that is not one, a server that does not use OAuth, a server that is down) ends in one
-line naming the server and what to do, with no SDK traceback."""
+line naming the server and what to do, with no SDK traceback. The failed logins run the
+command in a process of its own (nothing else reaches its stderr, to its exit); the servers
+that cannot log in at all run it in-process (the line is the point)."""
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.issues._cli21 import (
     Servers,
     authorize_url,
     browse,
+    in_process,
     run_cli,
-    servers,
     serving,
     start_cli,
     write_catalogue,
 )
-
-__all__ = ["servers"]
 
 
 def _no_traceback(err: str) -> None:
@@ -73,9 +75,11 @@ async def test_denied_consent(tmp_path: Path, servers: Servers) -> None:
     _no_traceback(text)
 
 
-def test_a_server_without_oauth_and_a_server_that_is_down(tmp_path: Path) -> None:
+def test_a_server_without_oauth_and_a_server_that_is_down(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = write_catalogue(tmp_path / "servers.toml", down="http://127.0.0.1:9/mcp")
-    ran = run_cli("auth", "down", "--catalogue", str(catalogue), home=tmp_path)
+    ran = in_process("auth", "down", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys)
     assert ran.status == 1
     [line] = ran.error_lines
     assert "cannot reach http://127.0.0.1:9/mcp" in line
@@ -84,12 +88,16 @@ def test_a_server_without_oauth_and_a_server_that_is_down(tmp_path: Path) -> Non
     assert not (tmp_path / "oauth.json").exists()
 
 
-def test_a_server_that_wants_a_token_but_has_no_oauth(tmp_path: Path) -> None:
+def test_a_server_that_wants_a_token_but_has_no_oauth(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A server that answers 401 to anything but a fixed token, and publishes no OAuth
     # metadata: no login can get that token.
     with serving(("tracker", "--token", "fixed")) as [url]:
         catalogue = write_catalogue(tmp_path / "servers.toml", locked=url)
-        ran = run_cli("auth", "locked", "--catalogue", str(catalogue), home=tmp_path)
+        ran = in_process(
+            "auth", "locked", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys
+        )
     assert ran.status == 1
     [line] = ran.error_lines
     assert "needs credentials but does not use OAuth" in line and "Nothing was saved" in line

@@ -8,25 +8,25 @@ import json
 import sys
 from pathlib import Path
 
-from tests.issues._cli21 import Servers, run_cli, servers, write_catalogue
+import pytest
 
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, in_process, run_cli, write_catalogue
 
 STDIO = (sys.executable, "-m", "glove_mcp.testing", "notes", "--stdio")
 
 
 def test_auth_on_an_open_server_and_a_stdio_server_writes_nothing(
-    tmp_path: Path, servers: Servers
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
 ) -> None:
     catalogue = write_catalogue(tmp_path / "servers.toml", open=servers.open, local=STDIO)
 
-    ran = run_cli("auth", "open", "--catalogue", str(catalogue), home=tmp_path)
+    ran = in_process("auth", "open", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys)
     assert ran.status == 0, ran.err
     assert f"open: {servers.open} answers without a login" in ran.out
     assert "needs none; nothing was saved" in ran.out
     assert "logged in" not in ran.out and "AUTHORIZED" not in ran.out
 
-    ran = run_cli("auth", "local", "--catalogue", str(catalogue), home=tmp_path)
+    ran = in_process("auth", "local", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys)
     assert ran.status == 0, ran.err
     assert "local: a stdio server" in ran.out and "needs no login; nothing was saved" in ran.out
     assert "cannot reach" not in ran.out + ran.err
@@ -34,7 +34,9 @@ def test_auth_on_an_open_server_and_a_stdio_server_writes_nothing(
     assert not (tmp_path / "oauth.json").exists()
 
 
-def test_status_tells_stdio_open_and_oauth_servers_apart(tmp_path: Path, servers: Servers) -> None:
+def test_status_tells_stdio_open_and_oauth_servers_apart(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = write_catalogue(
         tmp_path / "servers.toml",
         open=servers.open,
@@ -49,7 +51,9 @@ def test_status_tells_stdio_open_and_oauth_servers_apart(tmp_path: Path, servers
     assert "command 'no-such-mcp-server-command' not found" in lines["ghost"]
     assert lines["open"].startswith("not logged in")  # without --check, nobody was asked
 
-    ran = run_cli("status", "--check", "--catalogue", str(catalogue), home=tmp_path)
+    ran = in_process(
+        "status", "--check", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys
+    )
     assert ran.status == 0, ran.err
     lines = dict(line.split(None, 1) for line in ran.out.splitlines())
     assert lines["open"].startswith("no login needed  (open)")
@@ -58,7 +62,9 @@ def test_status_tells_stdio_open_and_oauth_servers_apart(tmp_path: Path, servers
     )
     assert lines["local"].startswith("no login needed  (stdio server)")
 
-    ran = run_cli("status", "--check", "--json", "--catalogue", str(catalogue), home=tmp_path)
+    ran = in_process(
+        "status", "--check", "--json", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys
+    )
     rows = {row["id"]: row for row in json.loads(ran.out)}
     assert rows["open"]["state"] == "no_login_needed" and rows["open"]["login_command"] is None
     assert rows["tracker"]["state"] == "needs_login"

@@ -8,29 +8,33 @@ import asyncio
 import json
 from pathlib import Path
 
+import pytest
+
 from glove_mcp.oauth import FsOAuthStore, empty_oauth_state
-from tests.issues._cli21 import Servers, run_cli, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, in_process, write_catalogue
 
 
-def test_a_failed_login_leaves_the_token_file_as_it_was(tmp_path: Path, servers: Servers) -> None:
+def test_a_failed_login_leaves_the_token_file_as_it_was(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.oauth)
     args = ("auth", "tracker", "--no-browser", "--port", "0", "--catalogue", str(catalogue))
 
-    ran = run_cli(*args, home=tmp_path, stdin=b"garbage\n")
+    ran = in_process(*args, home=tmp_path, stdin="garbage\n", capsys=capsys)
     assert ran.status == 1
     assert not (tmp_path / "oauth.json").exists()
 
     # Another server's login is there: a failed login keeps the file byte for byte.
     asyncio.run(FsOAuthStore(tmp_path / "oauth.json").set("other", empty_oauth_state("http://x")))
     before = (tmp_path / "oauth.json").read_bytes()
-    ran = run_cli(*args, "--timeout", "0.5", home=tmp_path)
+    ran = in_process(*args, "--timeout", "0.5", home=tmp_path, capsys=capsys)
     assert ran.status == 1
     assert (tmp_path / "oauth.json").read_bytes() == before
 
 
-def test_a_token_less_entry_logs_no_warning_per_call(tmp_path: Path, servers: Servers) -> None:
+def test_a_token_less_entry_logs_no_warning_per_call(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.oauth)
     # What a login interrupted by an older version left: a client, no tokens.
     asyncio.run(
@@ -47,7 +51,7 @@ def test_a_token_less_entry_logs_no_warning_per_call(tmp_path: Path, servers: Se
             ]
         )
     )
-    ran = run_cli(
+    ran = in_process(
         "chat",
         "--server-mode",
         "--catalogue",
@@ -55,7 +59,8 @@ def test_a_token_less_entry_logs_no_warning_per_call(tmp_path: Path, servers: Se
         "--script",
         str(script),
         home=tmp_path,
-        stdin=b"what is open?\n",
+        stdin="what is open?\n",
+        capsys=capsys,
     )
     assert ran.status == 0, ran.err
     assert "needs a login" in ran.out

@@ -9,6 +9,8 @@ import json
 import shlex
 from pathlib import Path
 
+import pytest
+
 from glove_core.testing import FakeError, serve_fake_anthropic
 from glove_mcp.errors import (
     McpAuthExpiredError,
@@ -18,9 +20,7 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 from glove_mcp.oauth.token_source import default_login_command
-from tests.issues._cli21 import Servers, cli_env, run_cli, servers, write_catalogue
-
-__all__ = ["servers"]
+from tests.issues._cli21 import Servers, cli_env, in_process, run_cli, write_catalogue
 
 LIBRARY_WORDS = ("run_mcp_oauth", "open_browser", "FsOAuthStore", "SqliteStore", "api_key=")
 
@@ -56,11 +56,13 @@ def test_library_advice_becomes_flags_and_hints_keep_the_options() -> None:
     assert shlex.split(hint)[4] == "my servers.toml"  # the hint runs as printed
 
 
-def test_a_timed_out_login_suggests_the_command_as_typed(tmp_path: Path, servers: Servers) -> None:
+def test_a_timed_out_login_suggests_the_command_as_typed(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
     folder = tmp_path / "my servers"
     folder.mkdir()
     catalogue = write_catalogue(folder / "servers.toml", tracker=servers.oauth)
-    ran = run_cli(
+    ran = in_process(
         "auth",
         "tracker",
         "--no-browser",
@@ -71,6 +73,7 @@ def test_a_timed_out_login_suggests_the_command_as_typed(tmp_path: Path, servers
         "--catalogue",
         str(catalogue),
         home=tmp_path,
+        capsys=capsys,
     )
     assert ran.status == 1
     [line] = ran.error_lines
@@ -88,12 +91,14 @@ def test_no_keyring_says_use_the_file_store(tmp_path: Path) -> None:
     _speaks_flags(ran.err)
 
 
-def test_a_damaged_database_names_the_db_flag(tmp_path: Path) -> None:
+def test_a_damaged_database_names_the_db_flag(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "chat.db"
     db.write_bytes(b"this is not a SQLite database" * 100)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["hi"]))
-    ran = run_cli("chat", "--script", str(script), "--db", str(db), home=tmp_path)
+    ran = in_process("chat", "--script", str(script), "--db", str(db), home=tmp_path, capsys=capsys)
     assert ran.status == 1
     [line] = ran.error_lines
     assert "Pass --db FILE" in line

@@ -15,11 +15,8 @@ from tests.issues._cli21 import (
     cli_env,
     run_cli,
     run_on_terminal,
-    servers,
     write_catalogue,
 )
-
-__all__ = ["servers"]
 
 
 async def test_thinking_and_retries_show_on_a_terminal_only(tmp_path: Path) -> None:

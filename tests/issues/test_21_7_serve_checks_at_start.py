@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.issues._cli21 import cli_env, run_cli
+from tests.issues._cli21 import in_process, run_cli
 
 SCRIPTS = {
     "not-json.json": ("not json at all", "is not JSON"),
@@ -26,6 +26,7 @@ SCRIPTS = {
     ),
     "latency.json": (json.dumps({"latency": "slow", "replies": ["hi"]}), "latency must be"),
 }
+KEY = {"GLOVE_API_KEY": "k"}
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
@@ -43,12 +44,15 @@ def test_each_kind_of_bad_script_is_named(tmp_path: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["not-json.json", "no-name.json"])
-def test_a_bad_script_stops_serve_at_start(tmp_path: Path, name: str) -> None:
+def test_a_bad_script_stops_serve_at_start(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
     text, expected = SCRIPTS[name]
     script = tmp_path / name
     script.write_text(text, encoding="utf-8")
-    env = cli_env(tmp_path, GLOVE_API_KEY="k")
-    ran = run_cli("serve", "--port", "0", "--script", str(script), home=tmp_path, env=env)
+    ran = in_process(
+        "serve", "--port", "0", "--script", str(script), home=tmp_path, env=KEY, capsys=capsys
+    )
     assert ran.status == 2, ran.out + ran.err
     [line] = ran.error_lines
     assert expected in line and name in line
@@ -65,18 +69,20 @@ def test_a_good_script_still_serves(tmp_path: Path) -> None:
     assert isinstance(model, ScriptedModel) and model.remaining == 2
 
 
-def test_a_missing_script_a_bad_catalogue_and_a_bad_port(tmp_path: Path) -> None:
-    env = cli_env(tmp_path, GLOVE_API_KEY="k")
-    ran = run_cli("serve", "--script", str(tmp_path / "nope.json"), home=tmp_path, env=env)
+def test_a_missing_script_a_bad_catalogue_and_a_bad_port(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    missing = str(tmp_path / "nope.json")
+    ran = in_process("serve", "--script", missing, home=tmp_path, env=KEY, capsys=capsys)
     assert ran.status == 2 and "no such file" in ran.error_lines[0]
 
     catalogue = tmp_path / "servers.toml"
     catalogue.write_text('[[servers]]\nid = "x"\nname = "X"\ndescription = "d"\nurl = "ftp://h/"\n')
-    ran = run_cli("serve", "--catalogue", str(catalogue), home=tmp_path, env=env)
+    ran = in_process("serve", "--catalogue", str(catalogue), home=tmp_path, env=KEY, capsys=capsys)
     assert ran.status == 2
     [line] = ran.error_lines
     assert "server #1 ('x'): url: 'ftp://h/' is not an http:// or https:// URL" in line
     assert "http://127" not in ran.out
 
-    ran = run_cli("serve", "--port", "70000", home=tmp_path, env=env)
+    ran = run_cli("serve", "--port", "70000", home=tmp_path)  # the real entry point's parser
     assert ran.status == 2 and "a port is 0 to 65535, got 70000" in ran.err

@@ -67,10 +67,12 @@ def test_the_command_refuses_a_bad_catalogue(tmp_path: Path) -> None:
         assert "id 'x' is already used by server #1" in line
 
 
-def test_a_missing_stdio_command_is_named(tmp_path: Path) -> None:
+def test_a_missing_stdio_command_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = tmp_path / "servers.toml"
     catalogue.write_text(f'[[servers]]\nid = "ghost"\n{SERVER}command = ["no-such-mcp-xyz"]\n')
-    ran = run_cli("auth", "ghost", "--catalogue", str(catalogue), home=tmp_path)
+    ran = in_process("auth", "ghost", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys)
     assert ran.status == 0
     assert "command 'no-such-mcp-xyz' was not found" in ran.out
     assert " at  " not in ran.out + ran.err

@@ -11,7 +11,6 @@ import json
 import shlex
 import signal
 import socket
-import subprocess
 import time
 from pathlib import Path
 
@@ -20,17 +19,12 @@ import pytest
 from glove_mcp.adapter import SqliteMcpAdapter
 from tests.issues._cli21 import (
     Servers,
-    cli,
-    cli_env,
     in_process,
     run_cli,
-    servers,
     serving,
     start_cli,
     write_catalogue,
 )
-
-__all__ = ["servers"]
 
 
 async def _read_until(stream: asyncio.StreamReader, marker: bytes, seen: bytes = b"") -> bytes:
@@ -102,13 +96,12 @@ async def test_ctrl_c_at_the_prompt_shows_a_fresh_one(tmp_path: Path) -> None:
 
 
 def test_logout_without_tokens_and_status_near_expiry(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    ran = run_cli("logout", "notion", home=tmp_path)
+    ran = in_process("logout", "notion", home=tmp_path, capsys=capsys)
     assert ran.status == 0
     assert ran.out.strip() == "notion: not logged in: there were no tokens to delete"
-    monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
-    ran = in_process("logout", "notion", "--local-only", capsys=capsys)
+    ran = in_process("logout", "notion", "--local-only", home=tmp_path, capsys=capsys)
     assert "there were no tokens to delete" in ran.out
     assert not (tmp_path / "oauth.json").exists()
 
@@ -131,11 +124,13 @@ def test_logout_without_tokens_and_status_near_expiry(
     assert "0 min" not in ran.out
 
 
-def test_chat_db_is_private_and_the_resume_hint_runs_as_printed(tmp_path: Path) -> None:
+def test_chat_db_is_private_and_the_resume_hint_runs_as_printed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["First.", "Second."]))
     catalogue = write_catalogue(tmp_path / "my servers.toml", x="http://127.0.0.1:9/mcp")
-    ran = run_cli(
+    ran = in_process(
         "chat",
         "--session",
         "my chat; rm -rf ~",
@@ -144,7 +139,8 @@ def test_chat_db_is_private_and_the_resume_hint_runs_as_printed(tmp_path: Path) 
         "--catalogue",
         str(catalogue),
         home=tmp_path,
-        stdin=b"one\n",
+        stdin="one\n",
+        capsys=capsys,
     )
     assert ran.status == 0, ran.err
     assert oct((tmp_path / "chat.db").stat().st_mode & 0o777) == "0o600"
@@ -153,17 +149,22 @@ def test_chat_db_is_private_and_the_resume_hint_runs_as_printed(tmp_path: Path) 
     assert words[:4] == ["glove-mcp", "chat", "--session", "my chat; rm -rf ~"]
     assert words[4:] == ["--catalogue", str(catalogue)]
     script.write_text(json.dumps(["Resumed."]))
-    ran = run_cli(*words[1:], "--script", str(script), home=tmp_path, stdin=b"two\n")
+    # The hint's words as a shell splits them, after the command's name: its argv.
+    ran = in_process(
+        *words[1:], "--script", str(script), home=tmp_path, stdin="two\n", capsys=capsys
+    )
     assert ran.status == 0 and "Resumed." in ran.out
 
 
-def test_a_callback_port_in_use_suggests_port(tmp_path: Path, servers: Servers) -> None:
+def test_a_callback_port_in_use_suggests_port(
+    tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
+) -> None:
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.oauth)
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = str(taken.getsockname()[1])
-        ran = run_cli(
+        ran = in_process(
             "auth",
             "tracker",
             "--no-browser",
@@ -172,6 +173,7 @@ def test_a_callback_port_in_use_suggests_port(tmp_path: Path, servers: Servers) 
             "--catalogue",
             str(catalogue),
             home=tmp_path,
+            capsys=capsys,
         )
     assert ran.status == 2
     [line] = ran.error_lines
@@ -180,15 +182,13 @@ def test_a_callback_port_in_use_suggests_port(tmp_path: Path, servers: Servers) 
     assert not (tmp_path / "oauth.json").exists()
 
 
-def test_demo_offline_with_a_key_says_why(tmp_path: Path) -> None:
-    done = subprocess.run(
-        cli("demo", "--offline"),
-        env=cli_env(tmp_path, ANTHROPIC_API_KEY="sk-set"),
-        capture_output=True,
-        timeout=120,
-        check=False,
+def test_demo_offline_with_a_key_says_why(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = in_process(
+        "demo", "--offline", home=tmp_path, env={"ANTHROPIC_API_KEY": "sk-set"}, capsys=capsys
     )
-    out = done.stdout.decode()
-    assert done.returncode == 0, done.stderr.decode()
+    out = ran.out
+    assert ran.status == 0, ran.err
     assert "OFFLINE (--offline given)" in out
     assert "no ANTHROPIC_API_KEY" not in out and "sk-set" not in out
