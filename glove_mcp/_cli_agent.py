@@ -20,6 +20,7 @@ from glove_core import (
     ModelAdapter,
     SqliteStore,
 )
+from glove_core.resources import AsyncResource
 from glove_mcp._cli_config import database_file, load_catalogue, open_token_store
 from glove_mcp._cli_errors import CliError, command_hint, terminal_message
 from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
@@ -120,6 +121,8 @@ async def chat(args: argparse.Namespace) -> int:
     out = sys.stdout
     async with AsyncExitStack() as stack:
         stack.callback(progress.close)
+        if isinstance(model, AsyncResource):  # its HTTP client, closed last
+            stack.push_async_callback(model.aclose)
         conversation = await stack.enter_async_context(SqliteStore(db, session))
         # An explicit display manager: the terminal answers what servers ask through it.
         display = DisplayManager()
@@ -281,6 +284,11 @@ async def serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     config = uvicorn_config(server.app, limits, log_level="warning")
-    async with pool:
-        await uvicorn.Server(config).serve(sockets=[sock])
+    try:
+        async with pool:
+            await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        closable: object = shared_model  # its HTTP client, after every session
+        if isinstance(closable, AsyncResource):
+            await closable.aclose()
     return 0

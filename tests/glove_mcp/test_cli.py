@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from glove_core import ScriptedModel
+from glove_core.resources import AsyncResource
 from glove_mcp._demo import _browse
 from glove_mcp.cli import main
 from glove_mcp.testing import OAuthTestServer, serve, serve_oauth_server
@@ -370,3 +372,30 @@ def test_a_failed_login_is_one_line_in_flag_language_and_stores_nothing(
     assert status == 1
     assert "within 0.5 s" in err and "--timeout SECONDS" in err and "--no-browser" in err
     assert "Traceback" not in err
+
+
+class ClosableScript(ScriptedModel, AsyncResource):
+    """A scripted model with an HTTP client to close, as ``AnthropicModel`` has."""
+
+    closed = 0
+
+    async def aclose(self) -> None:
+        ClosableScript.closed += 1
+
+
+def test_chat_closes_its_model_when_it_ends(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The command builds one model and must close it (its HTTP client's socket otherwise
+    # stays open until the process ends).
+    monkeypatch.setattr(
+        "glove_mcp._cli_agent._model", lambda args, progress: ClosableScript(["hello"])
+    )
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
+    ClosableScript.closed = 0
+    ran = in_process(
+        "chat", "--catalogue", str(catalogue), home=tmp_path, stdin="hi\n", capsys=capsys
+    )
+    assert ran.status == 0, ran.err
+    assert "hello" in ran.out
+    assert ClosableScript.closed == 1
