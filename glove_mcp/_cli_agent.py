@@ -115,14 +115,14 @@ async def chat(args: argparse.Namespace) -> int:
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
     progress = Progress(sys.stderr)
     model = _model(args, progress)
-    store = open_token_store(args.store or "file")
-    db = database_file(args.db, "chat.db")
     session = args.session or time.strftime("chat-%Y%m%d-%H%M%S")
     out = sys.stdout
     async with AsyncExitStack() as stack:
-        stack.callback(progress.close)
         if isinstance(model, AsyncResource):  # its HTTP client, closed last
             stack.push_async_callback(model.aclose)
+        stack.callback(progress.close)
+        store = open_token_store(args.store or "file")
+        db = database_file(args.db, "chat.db")
         conversation = await stack.enter_async_context(SqliteStore(db, session))
         # An explicit display manager: the terminal answers what servers ask through it.
         display = DisplayManager()

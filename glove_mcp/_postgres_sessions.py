@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from glove_core.postgres import Connection, PostgresDatabase
-from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore
+from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore, deleted_payload
 from glove_mcp._session_rows import SessionRow
 
 __all__ = ["PostgresSessionStorage"]
@@ -88,7 +88,7 @@ class PostgresSessionStorage:
                     (session_id,),
                 )
             if existed:  # followers on other instances wake, find it gone, and end
-                await self.database.notify(conn, SAVES_CHANNEL, session_id)
+                await self.database.notify(conn, SAVES_CHANNEL, deleted_payload(session_id))
             return existed
 
         await self.database.migrate(PostgresStore.schema)

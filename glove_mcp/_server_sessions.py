@@ -176,10 +176,9 @@ class SessionRoutes:
     async def _read(self, session_id: str, cursor: int) -> FollowSnapshot:
         async with self._use(session_id) as session:
             messages = await read_messages_from(session.store, cursor)  # only from the cursor
-            total = cursor + len(messages) if messages else await count_messages(session.store)
             slots = [slot_json(s) for s in session.glove.display_manager.slots if s.kind == "wait"]
         return FollowSnapshot(
-            [m.model_dump(mode="json", exclude_none=True) for m in messages], total, slots
+            [m.model_dump(mode="json", exclude_none=True) for m in messages], slots
         )
 
     async def slots(self, request: Request) -> Response:

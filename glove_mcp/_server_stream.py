@@ -20,7 +20,8 @@ header: the ``id`` of the last ``message`` seen), then live items. Live items (`
 what is being saved, and what is missed of them while disconnected arrives as saved messages
 after reconnecting with the cursor. A follower too slow to keep up (``max_backlog`` items
 waiting) gets ``reconnect`` ``{"after": N}`` and the stream ends: reconnecting there loses
-nothing saved. Deleting the session sends ``deleted`` and ends every stream.
+nothing saved. Deleting the session sends ``deleted`` and ends every stream (on another
+instance too, when the store hears deletions: ``PostgresStore.on_deleted``).
 
 Across instances (``HeadlessServer(database_url=)``): the turn may run on another instance,
 whose agent events never reach this one. When the session's store announces saves by any
@@ -204,24 +205,40 @@ class SessionRelay:
 
     async def _watching(self, on_saved: OnSaved) -> None:
         notice = asyncio.Event()
+        gone = asyncio.Event()  # a deletion was announced (or the LISTEN connection came back)
+
+        def deleted() -> None:
+            gone.set()
+            notice.set()
+
         me = asyncio.current_task()
-        async with on_saved(notice.set):
+        # Duck-typed like ``on_saved``: a store that hears deletions by other instances.
+        on_deleted: OnSaved | None = getattr(self._store, "on_deleted", None)
+        async with contextlib.AsyncExitStack() as stack:
+            await stack.enter_async_context(on_saved(notice.set))
+            if on_deleted is not None:
+                await stack.enter_async_context(on_deleted(deleted))
+            check = False
             # ``_stop_watching`` forgets the task before cancelling it: checking that it is
             # still the relay's ends it even when a cancellation is lost inside the database
             # driver during a read (seen under load with psycopg's pool).
             while self._watch is me:
-                # First pass: what was saved before the subscription listened. A wake-up that
-                # brought nothing new may be a delete by another instance (it notifies too).
-                if not await self.saved() and await self._deleted_elsewhere():
+                # First pass: what was saved before the subscription listened.
+                await self.saved()
+                if (check or gone.is_set()) and await self._deleted_elsewhere():
                     if self._watch is me:
                         self._watch = None
                         self._send("deleted")
                     return
                 if self._watch is not me:
                     return
-                with contextlib.suppress(TimeoutError):
+                gone.clear()
+                try:
                     async with asyncio.timeout(SAFETY_READ_SECONDS):
                         await notice.wait()
+                    check = False
+                except TimeoutError:
+                    check = True  # the safety pass: a deletion's notice may be lost too
                 notice.clear()
 
     @property
@@ -231,19 +248,30 @@ class SessionRelay:
 
     async def record(self, event: SubscriberEvent) -> None:
         """Pass an agent event on to every follower (the Glove calls this)."""
+        # Kept whether or not anyone follows, so a follower who joins mid-call finds it true.
+        opens_call = isinstance(event, _MODEL_OUTPUT) and not self._previewing
+        if isinstance(event, _MODEL_OUTPUT):
+            self._previewing = True
+        elif isinstance(event, _AFTER_SAVE):
+            self._previewing = False  # the next model call reads again before its first item
         if not self._followers:
             return
-        if isinstance(event, _MODEL_OUTPUT) and not self._previewing:
+        if opens_call:
             # A model call's first live item: what was saved before the call (the request's
             # own message, which no event announces) goes first, so the order holds.
-            self._previewing = True
             await self.saved()
         item = event_item(event)  # here, inside record: where subagent events can be told apart
         if item is not None:
             self._send(item)
         if isinstance(event, _AFTER_SAVE):
-            self._previewing = False  # the next model call reads again before its first item
             await self.saved()
+
+    async def turn_ended(self) -> None:
+        """A turn ended, however (the server calls this after each request): send what it
+        saved that no event announced (a turn that failed part way), and make the next model
+        call read before its first live item even if this one's ending was never heard."""
+        self._previewing = False
+        await self.saved()
 
     def slots_changed(self, slots: list[Slot]) -> None:
         """Tell followers the waiting slots (the display manager calls this)."""
@@ -254,25 +282,23 @@ class SessionRelay:
         exists: Callable[[], Awaitable[bool]] | None = getattr(self._store, "session_exists", None)
         return exists is not None and not await exists()
 
-    async def saved(self) -> bool:
+    async def saved(self) -> None:
         """Send followers the messages saved since the last read (also called by the server
-        after a request that failed part way, whose saves no event announced); whether there
-        were any."""
+        after a request that failed part way, whose saves no event announced)."""
         async with self._reading:
             store = self._store
             if store is None or not self._followers:
                 self._known = None  # nobody followed meanwhile: read from the start next time
-                return False
+                return
             start = self._known or 0
             # Only what is new: a store with ``get_messages_from`` skips the rest unread.
             messages = await read_messages_from(store, start)
             if store is not self._store:
-                return False  # the session closed (or reopened) during the read
+                return  # the session closed (or reopened) during the read
             self._known = start + len(messages)
             if messages:
                 dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages]
                 self._send(_Saved(start, dumped))
-            return bool(messages)
 
     def deleted(self) -> None:
         """The session is gone: every stream ends."""
@@ -283,6 +309,7 @@ class SessionRelay:
             follower.put(item)
 
     def join(self) -> _Follower:
+        self._previewing = False  # a new follower: read before the next live item
         follower = _Follower(self.max_backlog)
         self._followers.add(follower)
         self._start_watching()
@@ -375,8 +402,6 @@ class FollowSnapshot:
 
     messages: list[dict[str, Any]]
     """The saved messages from the cursor on (JSON)."""
-    total: int
-    """How many messages the conversation has (the cursor after these)."""
     slots: list[dict[str, Any]]
     """The slots waiting for an answer."""
 

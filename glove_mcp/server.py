@@ -436,7 +436,7 @@ class HeadlessServer:
                     glove.remove_subscriber(forwarder)
                     relay = self._relays.peek(session.id)
                     if relay is not None:
-                        await relay.saved()  # a turn that failed part way announced no save
+                        await relay.turn_ended()  # a turn that failed part way announced no save
             usage = result.usage.model_dump()
             await queue.put(("final", {"text": result.text, "usage": usage}))
         except GloveError as exc:

@@ -36,9 +36,17 @@ from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT
 from glove_core.stores.base import InboxStatus, PermissionStatus, check_start, inbox_changes
 from glove_core.types import InboxItem, Message, Task, Usage
 
-__all__ = ["SAVES_CHANNEL", "PostgresStore", "turn_lock_name"]
+__all__ = ["SAVES_CHANNEL", "PostgresStore", "deleted_payload", "turn_lock_name"]
 
 SAVES_CHANNEL = "glove_stream"
+
+
+def deleted_payload(session_id: str) -> str:
+    """The ``SAVES_CHANNEL`` payload that announces ``session_id``'s deletion (a space, which
+    no server session id holds, keeps it apart from the save notices' bare id)."""
+    return f"deleted {session_id}"
+
+
 """The channel every append is announced on (payload: the conversation id), so a follower on
 any instance reads what another instance saved as soon as it is committed."""
 
@@ -234,6 +242,12 @@ class PostgresStore(AsyncResource):
         then reads the messages saved since its last read. After a lost LISTEN connection came
         back it is called once too, since what was sent meanwhile is gone."""
         return self._db.subscribe(SAVES_CHANNEL, self._session_id, callback)
+
+    def on_deleted(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
+        """Call ``callback`` when any instance announces this conversation's deletion
+        (``deleted_payload``; the headless server's delete does) while the block runs, and
+        once after a lost LISTEN connection came back."""
+        return self._db.subscribe(SAVES_CHANNEL, deleted_payload(self._session_id), callback)
 
     # -- tasks and permissions --------------------------------------------------------------
 

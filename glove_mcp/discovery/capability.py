@@ -179,7 +179,8 @@ class _Discovery:
         )
         # A ranker (the default's WordLlama, an embedding model of one's own) may take
         # milliseconds of CPU, or seconds to load: it runs in a worker thread, one search at a
-        # time (the index's lazy build is not thread-safe); lexical-only stays on the loop.
+        # time; lexical-only stays on the loop. The index is not thread-safe (its lazy build
+        # reads what ``add_tools`` changes), so changes to it take the same lock.
         self._search_lock = asyncio.Lock()
 
     async def search(
@@ -201,9 +202,10 @@ class _Discovery:
         except Exception as exc:  # learning is an aid: ranking goes on without it
             logger.warning("could not read the learned tools of %r: %s", adapter, exc)
             return
-        for id, tools in learned.items():
-            if id in self.mount.entries:
-                self.index.add_tools(id, tools)
+        async with self._search_lock:
+            for id, tools in learned.items():
+                if id in self.mount.entries:
+                    self.index.add_tools(id, tools)
 
     def known_tools(self) -> dict[str, list[str]]:
         """Known tool names per catalogue id (for the prompt and ``list_capabilities``)."""
@@ -251,7 +253,8 @@ class _Discovery:
             return _error(f"could not activate {input.id!r}; nothing was activated: {exc}")
         connection = self.mount.connection(input.id)
         if connection is not None:
-            self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
+            async with self._search_lock:  # not while a search builds the index in a thread
+                self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
         # No tool_references here: the subagent is never offered these tools; the main
         # agent's find_capability result references them.
         return ToolResultData(data={"activated": input.id, "tools": names})

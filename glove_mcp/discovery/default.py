@@ -57,7 +57,8 @@ class DefaultRanker:
         with self._lock:
             if self._fused is None and not self._failed:
                 try:
-                    self._fused = SemanticRanker(self._load())
+                    # Shared by every index of the process (every session of a server).
+                    self._fused = SemanticRanker(self._load(), catalogues=64)
                 except Exception as exc:  # ranking goes on without the model
                     self._failed = True
                     logger.warning(

@@ -201,11 +201,14 @@ class SemanticRanker:
             best one) and the similarity (a z-score over the catalogue, over the best one);
             ``"rrf"``: reciprocal rank fusion of the two orders (``fuse_rankings``).
         cache_size: how many entry embeddings are kept (by the sha256 of their text).
+        catalogues: how many catalogues' embedding matrices are kept (by ``catalogue_key``):
+            a shared ranker serves as many catalogues as there are distinct ones in use
+            (in a server, sessions whose learned or loaded tools differ).
 
     Raises:
         TypeError: ``model`` is not an ``EmbeddingModel`` (has no ``embed`` method).
-        ValueError: a weight is negative, ``depth`` or ``cache_size`` is below 1, or
-            ``fusion`` is neither ``"scores"`` nor ``"rrf"``.
+        ValueError: a weight is negative, ``depth``, ``cache_size`` or ``catalogues`` is below
+            1, or ``fusion`` is neither ``"scores"`` nor ``"rrf"``.
         ImportError: no ``model`` given and the semantic extra is not installed (said at
             construction, not at the first query of a running agent).
     """
@@ -219,6 +222,7 @@ class SemanticRanker:
         depth: int = 100,
         fusion: str = "scores",
         cache_size: int = 100_000,
+        catalogues: int = 4,
     ) -> None:
         if model is not None and not isinstance(model, EmbeddingModel):
             raise TypeError(
@@ -230,7 +234,11 @@ class SemanticRanker:
         ):
             if not isinstance(weight, int | float) or isinstance(weight, bool) or weight < 0:
                 raise ValueError(f"{name} must be a number >= 0, got {weight!r}")
-        for name, count in (("depth", depth), ("cache_size", cache_size)):
+        for name, count in (
+            ("depth", depth),
+            ("cache_size", cache_size),
+            ("catalogues", catalogues),
+        ):
             if isinstance(count, bool) or not isinstance(count, int) or count < 1:
                 raise ValueError(f"{name} must be an int >= 1, got {count!r}")
         if fusion not in ("scores", "rrf"):
@@ -243,6 +251,7 @@ class SemanticRanker:
         self._weights = (float(lexical_weight), float(semantic_weight))
         self._depth = depth
         self._cache_size = cache_size
+        self._catalogues = catalogues
         self._vectors: OrderedDict[str, Any] = OrderedDict()
         self._matrices: OrderedDict[str, Any] = OrderedDict()
         self._lock = threading.Lock()
@@ -302,26 +311,24 @@ class SemanticRanker:
                 hashlib.sha256(t.encode("utf-8", "surrogatepass")).hexdigest()
                 for t in request.texts
             ]
-            missing = {
-                k: t for k, t in zip(keys, request.texts, strict=True) if k not in self._vectors
-            }
+            # The vectors this call uses, taken now: another thread's query may evict them
+            # from the cache while this one embeds what is missing.
+            found = {k: self._vectors[k] for k in keys if k in self._vectors}
+            missing = {k: t for k, t in zip(keys, request.texts, strict=True) if k not in found}
         if missing:
-            vectors = self.model.embed(list(missing.values()))
+            found.update(zip(missing, self.model.embed(list(missing.values())), strict=True))
+        rows = [found[key] for key in keys]
+        dimensions = rows[0].shape[0] if rows else 1
+        matrix = np.vstack(rows) if rows else np.zeros((0, dimensions), dtype=np.float32)
         with self._lock:
-            if missing:
-                self.embedded += len(missing)
-                for key, vector in zip(missing, vectors, strict=True):
-                    self._vectors[key] = vector
-            rows = []
+            self.embedded += len(missing)
             for key in keys:
+                self._vectors[key] = found[key]
                 self._vectors.move_to_end(key)
-                rows.append(self._vectors[key])
             while len(self._vectors) > max(self._cache_size, len(keys)):
                 self._vectors.popitem(last=False)
-            dimensions = rows[0].shape[0] if rows else 1
-            matrix = np.vstack(rows) if rows else np.zeros((0, dimensions), dtype=np.float32)
             self._matrices[request.catalogue_key] = matrix
-            while len(self._matrices) > 4:
+            while len(self._matrices) > self._catalogues:
                 self._matrices.popitem(last=False)
             return matrix
 

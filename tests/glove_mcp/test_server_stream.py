@@ -16,7 +16,7 @@ def _reader(store: MemoryStore) -> Callable[[int], Awaitable[FollowSnapshot]]:
     async def read(cursor: int) -> FollowSnapshot:
         messages = await store.get_messages()
         dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[cursor:]]
-        return FollowSnapshot(dumped, len(messages), [])
+        return FollowSnapshot(dumped, [])
 
     return read
 

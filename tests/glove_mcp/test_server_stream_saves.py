@@ -28,6 +28,11 @@ class CountedStore(PostgresStore):
         super().__init__(database, session_id)
         self.active = 0
         self.changed = asyncio.Event()
+        self.existence_checks = 0
+
+    async def session_exists(self) -> bool:
+        self.existence_checks += 1
+        return await super().session_exists()
 
     def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
         @asynccontextmanager
@@ -62,7 +67,7 @@ def reader(store: PostgresStore) -> Callable[[int], Any]:
     async def read(cursor: int) -> FollowSnapshot:
         messages = await store.get_messages()
         dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[cursor:]]
-        return FollowSnapshot(dumped, len(messages), [])
+        return FollowSnapshot(dumped, [])
 
     return read
 
@@ -165,6 +170,10 @@ async def test_a_delete_by_another_instance_ends_the_follow_stream_here(
         assert await next_event(frames) == ("slots", {"slots": []})
         assert await next_event(frames) == ("ready", {"after": 1})
         await settled(store, 1)
+        # Saves by the other instance wake the relay without an existence check each.
+        await writer.append_messages([Message(sender="agent", text="hello")])
+        assert (await next_event(frames))[1]["message"]["text"] == "hello"
+        assert store.existence_checks == 0
         # The other instance deletes the session: its NOTIFY wakes this relay, which finds
         # the session gone (not just nothing new) and ends the stream, well before the
         # safety read's interval.
@@ -223,3 +232,31 @@ async def test_each_save_reads_only_the_new_messages(tmp_path: Any) -> None:
             (50, ["new 1"]),
             (51, ["new 3"]),
         ]
+
+
+async def test_a_follower_who_joins_mid_call_still_gets_saves_before_live_items(
+    tmp_path: Any,
+) -> None:
+    from glove_core import Usage
+    from glove_core.subscribers import TextDelta, TokenConsumption
+
+    async with SqliteStore(str(tmp_path / "s.db"), SID) as store:
+        relay = SessionRelay(SID, max_backlog=100)
+        relay.bind(store)
+        first = relay.join()
+        await store.append_messages([Message(sender="user", text="q1")])
+        await relay.record(TextDelta(text="a1"))
+        relay.leave(first)  # gone mid-call: the call's end is heard by nobody
+        await relay.record(TokenConsumption(usage=Usage(), total=Usage()))
+        await relay.turn_ended()
+        second = relay.join()
+        await store.append_messages([Message(sender="user", text="q2")])
+        await relay.record(TextDelta(text="a2"))
+        got = []
+        while (item := await second.get(0.01)) is not None:
+            got.append(item)
+        # q1 and q2 (saved, read from the start for the new follower) before the live "a2".
+        assert [type(i).__name__ for i in got] == ["_Saved", "tuple"]
+        saved, live = got
+        assert [m["text"] for m in saved.messages] == ["q1", "q2"]  # type: ignore[union-attr]
+        assert live == ("text_delta", {"agent": "main", "text": "a2"})

@@ -115,6 +115,34 @@ def test_a_changed_entry_alone_is_embedded_again() -> None:
     assert ranker.embedded == 4
 
 
+class Evicting:
+    """A model whose embedding call lets another query run first, one that evicts every
+    cached vector (what a second thread can do between this call's two locked steps)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.during: Any = None
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        during, self.during = self.during, None
+        if during is not None:
+            during()
+        return self.inner.embed(texts)
+
+
+def test_vectors_evicted_by_another_query_meanwhile_are_not_lost() -> None:
+    model = Evicting(static_model())
+    ranker = SemanticRanker(model, cache_size=1, catalogues=1)
+    CatalogueIndex(CATALOGUE, ranker=ranker).search("forecasts")  # all three cached (at least)
+    grown = [*CATALOGUE, entry("mail", "Send and read email.")]
+    other = [entry("x", "Stock quotes."), entry("y", "Recipes.")]
+    # While the grown catalogue embeds its one new entry, a query on another catalogue
+    # evicts the three vectors it took from the cache.
+    model.during = lambda: CatalogueIndex(other, ranker=ranker).search("quotes")
+    found = CatalogueIndex(grown, ranker=ranker).search("send an email", limit=1)
+    assert ids(found) == ["mail"]
+
+
 class Fixed:
     """An embedding model with given vectors per text (unit length)."""
 

@@ -120,6 +120,8 @@ def test_bad_semantic_settings_are_refused_clearly(tmp_path: Path) -> None:
         SemanticRanker(lexical_weight=-1)
     with pytest.raises(ValueError, match="depth must be an int >= 1, got 0"):
         SemanticRanker(depth=0)
+    with pytest.raises(ValueError, match="catalogues must be an int >= 1, got 0"):
+        SemanticRanker(catalogues=0)
     with pytest.raises(ValueError, match="fusion must be 'scores' or 'rrf', got 'max'"):
         SemanticRanker(fusion="max")
     with pytest.raises(ValueError, match="threads must be an int >= 1 or None, got 0"):
