@@ -133,6 +133,9 @@ class _Follower:
         self._ready = asyncio.Event()
         self._limit = limit
         self._stopped = False
+        self.cursor = 0
+        """How many messages this follower has (its stream keeps it): a relay that has not
+        read yet starts at the lowest cursor, not at the conversation's beginning."""
 
     def put(self, item: _Entry) -> None:
         if self._stopped:
@@ -290,7 +293,10 @@ class SessionRelay:
             if store is None or not self._followers:
                 self._known = None  # nobody followed meanwhile: read from the start next time
                 return
-            start = self._known or 0
+            # Not read since binding: nobody needs what every follower already has.
+            start = (
+                self._known if self._known is not None else min(f.cursor for f in self._followers)
+            )
             # Only what is new: a store with ``get_messages_from`` skips the rest unread.
             messages = await read_messages_from(store, start)
             if store is not self._store:
@@ -419,12 +425,14 @@ async def follow_stream(
     announced to the follower afterwards (then read once, as the cursor has moved past it).
     """
     with relays.following(session_id) as (_, follower):
+        follower.cursor = after  # before any await: the relay's first read may start here
         snapshot = await _read_or_none(read, after)
         if snapshot is None:
             yield frame("deleted", {"id": session_id})
             return
         cursor = after
         frames, cursor = _messages(snapshot.messages, cursor)
+        follower.cursor = cursor
         for text in frames:
             yield text
         yield frame("slots", {"slots": snapshot.slots})
@@ -441,9 +449,11 @@ async def follow_stream(
                         return
                     gap = snapshot.messages[: item.start - cursor]
                     frames, cursor = _messages(gap, cursor)
+                    follower.cursor = cursor
                     for text in frames:
                         yield text
                 frames, cursor = _messages(item.messages[cursor - item.start :], cursor)
+                follower.cursor = cursor
                 for text in frames:
                     yield text
             elif item == "reopen":  # the session closed here: read on from the cursor
@@ -452,6 +462,7 @@ async def follow_stream(
                     yield frame("deleted", {"id": session_id})
                     return
                 frames, cursor = _messages(snapshot.messages, cursor)
+                follower.cursor = cursor
                 for text in frames:
                     yield text
             elif item == "lagging":

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from glove_core import Message, SqliteStore
+from glove_core import Message, SqliteStore, StoreAdapter
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores.postgres import PostgresStore
 from glove_mcp._postgres_sessions import PostgresSessionStorage
@@ -63,7 +63,7 @@ async def settled(store: CountedStore, active: int) -> None:
             await store.changed.wait()
 
 
-def reader(store: PostgresStore) -> Callable[[int], Any]:
+def reader(store: StoreAdapter) -> Callable[[int], Any]:
     async def read(cursor: int) -> FollowSnapshot:
         messages = await store.get_messages()
         dumped = [m.model_dump(mode="json", exclude_none=True) for m in messages[cursor:]]
@@ -260,3 +260,25 @@ async def test_a_follower_who_joins_mid_call_still_gets_saves_before_live_items(
         saved, live = got
         assert [m["text"] for m in saved.messages] == ["q1", "q2"]  # type: ignore[union-attr]
         assert live == ("text_delta", {"agent": "main", "text": "a2"})
+
+
+async def test_a_relay_not_read_since_binding_starts_at_its_followers_lowest_cursor(
+    tmp_path: Any,
+) -> None:
+    async with ReadsCounted(str(tmp_path / "s.db")) as store:
+        await store.append_messages([Message(sender="user", text=f"old {i}") for i in range(50)])
+        relays = Relays()
+        relays.get(SID).bind(store)  # the session (re)opened: the relay has read nothing yet
+        frames = follow_stream(relays, SID, reader(store), 48)
+        for _ in range(2):
+            assert (await next_event(frames))[0] == "message"  # positions 48 and 49
+        assert (await next_event(frames))[0] == "slots"
+        assert (await next_event(frames)) == ("ready", {"after": 50})
+        await store.append_messages([Message(sender="agent", text="new")])
+        await relays.get(SID).saved()
+        name, data = await next_event(frames)
+        assert (name, data["index"], data["message"]["text"]) == ("message", 50, "new")
+        # The stream's own snapshot read everything ("all": this test's reader); the relay
+        # read from the follower's cursor, never the 50 messages before it.
+        assert store.reads == ["all", 50]
+        await frames.aclose()
