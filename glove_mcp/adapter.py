@@ -31,6 +31,7 @@ from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_mcp.errors import McpStateError
 
 __all__ = [
+    "LEARNED_TOOLS_TABLE",
     "MAX_LEARNED_DESCRIPTION",
     "MAX_LEARNED_TOOLS",
     "LearnedTool",
@@ -219,6 +220,17 @@ class MemoryMcpAdapter:
         return f"MemoryMcpAdapter({self._identifier!r}, active={list(self._active)!r})"
 
 
+LEARNED_TOOLS_TABLE = """CREATE TABLE glove_mcp_learned_tools (
+    server_id TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    name TEXT NOT NULL,
+    description TEXT NOT NULL,
+    learned_at TEXT NOT NULL,
+    PRIMARY KEY (server_id, name)
+)"""
+"""The learned-tools table, the same in SQLite and PostgreSQL."""
+
+
 _ACTIVE_SCHEMA = SqliteSchema(
     name="glove_mcp.active_servers",
     migrations=(
@@ -231,17 +243,8 @@ _ACTIVE_SCHEMA = SqliteSchema(
     PRIMARY KEY (conversation_id, server_id)
 )""",
         ),
-        (
-            # Learned tools: per server id, shared by every conversation of the file.
-            """CREATE TABLE glove_mcp_learned_tools (
-    server_id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    description TEXT NOT NULL,
-    learned_at TEXT NOT NULL,
-    PRIMARY KEY (server_id, name)
-)""",
-        ),
+        # Learned tools: per server id, shared by every conversation of the file.
+        (LEARNED_TOOLS_TABLE,),
     ),
     # Adapters before the shared SQLite layer created the table without recording a version.
     unversioned_tables=("glove_mcp_active",),

@@ -17,7 +17,13 @@ from typing import Any, ClassVar
 
 from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
 from glove_core.resources import AsyncResource
-from glove_mcp.adapter import LearnedTool, MemoryMcpAdapter, TokenMap, learned_tools
+from glove_mcp.adapter import (
+    LEARNED_TOOLS_TABLE,
+    LearnedTool,
+    MemoryMcpAdapter,
+    TokenMap,
+    learned_tools,
+)
 
 __all__ = ["PostgresMcpAdapter"]
 
@@ -33,17 +39,8 @@ _ACTIVE_SCHEMA = PostgresSchema(
     PRIMARY KEY (conversation_id, server_id)
 )""",
         ),
-        (
-            # Learned tools: per server id, shared by every conversation of the database.
-            """CREATE TABLE glove_mcp_learned_tools (
-    server_id TEXT NOT NULL,
-    position INTEGER NOT NULL,
-    name TEXT NOT NULL,
-    description TEXT NOT NULL,
-    learned_at TEXT NOT NULL,
-    PRIMARY KEY (server_id, name)
-)""",
-        ),
+        # Learned tools: per server id, shared by every conversation of the database.
+        (LEARNED_TOOLS_TABLE,),
     ),
 )
 

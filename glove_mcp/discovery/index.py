@@ -216,7 +216,7 @@ class CatalogueIndex(Generic[EntryT]):
             limit: at most this many entries (>= 1).
 
         Returns:
-            Matching entries, best first.
+            The best candidates, best first (see ``match_entries``).
 
         Raises:
             TypeError: ``query`` is not a string, ``tags`` is a string or holds non-strings,

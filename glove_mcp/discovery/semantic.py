@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from glove_mcp.discovery.ranker import RankingRequest, fuse_rankings
-from glove_mcp.discovery.static_embeddings import static_model
+from glove_mcp.discovery.static_embeddings import static_model, unit_rows
 
 if TYPE_CHECKING:
     import numpy as np
@@ -174,10 +174,7 @@ class CombinedModel:
         import numpy as np
 
         parts = [m.embed(texts) * s for m, s in zip(self._models, self._scales, strict=True)]
-        vectors = np.hstack(parts).astype(np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        norms[norms == 0.0] = 1.0
-        return vectors / norms  # type: ignore[no-any-return]
+        return unit_rows(np.hstack(parts).astype(np.float32))
 
 
 @functools.cache

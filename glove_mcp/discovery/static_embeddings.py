@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["MAX_TOKENS", "WordLlamaModel", "load_wordllama", "static_model"]
+__all__ = ["MAX_TOKENS", "WordLlamaModel", "load_wordllama", "static_model", "unit_rows"]
 
 MAX_TOKENS = 256
 """How many tokens of a text are embedded: the window all-MiniLM-L6-v2 reads too (its
@@ -44,9 +44,17 @@ class WordLlamaModel:
 
         with self._lock:
             vectors = np.asarray(self._model.embed(list(texts)), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        norms[norms == 0.0] = 1.0  # a text of no known token: a zero vector stays zero
-        return vectors / norms  # type: ignore[no-any-return]
+        return unit_rows(vectors)
+
+
+def unit_rows(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+    """``vectors`` with each row scaled to length 1 (a zero row, a text of no known token,
+    stays zero)."""
+    import numpy as np
+
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms[norms == 0.0] = 1.0
+    return vectors / norms  # type: ignore[no-any-return]
 
 
 def load_wordllama(*, max_tokens: int = MAX_TOKENS) -> WordLlamaModel:
