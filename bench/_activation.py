@@ -47,7 +47,7 @@ from glove_core.subscribers import Notify
 from glove_core.testing import FakeItem, FakeToolUse, serve_fake_anthropic, serve_fake_openai
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.discovery import FIND_CAPABILITY
-from glove_mcp.events import McpListChanged
+from glove_mcp.subscribers import McpListChanged
 from glove_mcp.testing import serve
 
 __all__ = ["COLUMNS", "CONVERSATIONS", "PROVIDERS", "Conversation", "Key", "Provider", "measure"]

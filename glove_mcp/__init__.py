@@ -2,7 +2,7 @@
 
 The root holds what an application mounts servers with; the rest lives in named submodules:
 ``glove_mcp.errors`` (every exception), ``glove_mcp.types`` (tools, results and content
-blocks), ``glove_mcp.events`` (subscriber events), ``glove_mcp.connect`` (connections, the
+blocks), ``glove_mcp.subscribers`` (subscriber events), ``glove_mcp.connect`` (connections, the
 shared HTTP pool), ``glove_mcp.oauth`` (logins and tokens), ``glove_mcp.discovery``.
 
 Names are imported on first use, so ``import glove_mcp`` (and the ``glove-mcp`` command's
@@ -23,10 +23,6 @@ if TYPE_CHECKING:
     from glove_mcp.auth import adapter_auth as adapter_auth
     from glove_mcp.auth import bearer as bearer
     from glove_mcp.auth import headers as headers
-    from glove_mcp.bridge import MCP_NAMESPACE_SEP as MCP_NAMESPACE_SEP
-    from glove_mcp.bridge import bridge_mcp_tool as bridge_mcp_tool
-    from glove_mcp.bridge import json_schema_to_shape as json_schema_to_shape
-    from glove_mcp.bridge import untrusted_output as untrusted_output
     from glove_mcp.catalogue import CatalogueIndex as CatalogueIndex
     from glove_mcp.catalogue import McpCatalogueEntry as McpCatalogueEntry
     from glove_mcp.catalogue import match_entries as match_entries
@@ -36,6 +32,10 @@ if TYPE_CHECKING:
     from glove_mcp.errors import GloveMcpError as GloveMcpError
     from glove_mcp.mount import McpMount as McpMount
     from glove_mcp.mount import mount_mcp as mount_mcp
+    from glove_mcp.mount.bridge import MCP_NAMESPACE_SEP as MCP_NAMESPACE_SEP
+    from glove_mcp.mount.bridge import bridge_mcp_tool as bridge_mcp_tool
+    from glove_mcp.mount.bridge import json_schema_to_shape as json_schema_to_shape
+    from glove_mcp.mount.bridge import untrusted_output as untrusted_output
     from glove_mcp.types import McpCallResult as McpCallResult
     from glove_mcp.types import McpTool as McpTool
 
@@ -66,7 +66,7 @@ __all__ = [
 _HOMES = {
     "CatalogueIndex": "glove_mcp.catalogue",
     "GloveMcpError": "glove_mcp.errors",
-    "MCP_NAMESPACE_SEP": "glove_mcp.bridge",
+    "MCP_NAMESPACE_SEP": "glove_mcp.mount.bridge",
     "McpAdapter": "glove_mcp.adapter",
     "McpCallResult": "glove_mcp.types",
     "McpCatalogueEntry": "glove_mcp.catalogue",
@@ -77,14 +77,14 @@ _HOMES = {
     "SqliteMcpAdapter": "glove_mcp.adapter",
     "adapter_auth": "glove_mcp.auth",
     "bearer": "glove_mcp.auth",
-    "bridge_mcp_tool": "glove_mcp.bridge",
+    "bridge_mcp_tool": "glove_mcp.mount.bridge",
     "connect_mcp": "glove_mcp.connect",
     "headers": "glove_mcp.auth",
     "include_tool": "glove_mcp.connect",
-    "json_schema_to_shape": "glove_mcp.bridge",
+    "json_schema_to_shape": "glove_mcp.mount.bridge",
     "match_entries": "glove_mcp.catalogue",
     "mount_mcp": "glove_mcp.mount",
-    "untrusted_output": "glove_mcp.bridge",
+    "untrusted_output": "glove_mcp.mount.bridge",
 }
 
 # Names the root exported until 0.2, and the submodule that holds each now.
@@ -102,15 +102,15 @@ _MOVED = {
     "McpContent": "glove_mcp.types",
     "McpContentAnnotations": "glove_mcp.types",
     "McpEmbeddedResource": "glove_mcp.types",
-    "McpEvent": "glove_mcp.events",
+    "McpEvent": "glove_mcp.subscribers",
     "McpImageContent": "glove_mcp.types",
     "McpInsufficientScopeError": "glove_mcp.errors",
     "McpProtocolError": "glove_mcp.errors",
     "McpResourceContents": "glove_mcp.types",
     "McpResourceLink": "glove_mcp.types",
-    "McpServerActivated": "glove_mcp.events",
-    "McpServerDeactivated": "glove_mcp.events",
-    "McpServerFailed": "glove_mcp.events",
+    "McpServerActivated": "glove_mcp.subscribers",
+    "McpServerDeactivated": "glove_mcp.subscribers",
+    "McpServerFailed": "glove_mcp.subscribers",
     "McpServerUnavailableError": "glove_mcp.errors",
     "McpSessionExpiredError": "glove_mcp.errors",
     "McpStateError": "glove_mcp.errors",
@@ -124,8 +124,8 @@ _MOVED = {
     "TokenSource": "glove_mcp.auth",
     "ToolFilter": "glove_mcp.connect",
     "WrapTool": "glove_mcp.mount",
-    "bridged_tool_name": "glove_mcp.bridge",
-    "convert_call_result": "glove_mcp.bridge",
+    "bridged_tool_name": "glove_mcp.mount.bridge",
+    "convert_call_result": "glove_mcp.mount.bridge",
 }
 
 

@@ -38,12 +38,12 @@ from glove_mcp._cli_token_kind import store_kind
 from glove_mcp._cli_tokens import database_token_store
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._console_prompts import ElicitationPrompter
-from glove_mcp._http import McpClientPool
-from glove_mcp._session_storage import SessionStore
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+from glove_mcp.server.session_storage import SessionStore
 
 __all__ = ["chat", "demo", "serve"]
 
@@ -191,8 +191,8 @@ async def demo(args: argparse.Namespace) -> int:
 async def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from glove_mcp._access_log import ACCESS_LOGGER
     from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
+    from glove_mcp.server.access_log import ACCESS_LOGGER
 
     api_key = os.environ.get(args.api_key_env, "")
     if not api_key:

@@ -21,7 +21,7 @@ from glove_core.subscribers import (
     ToolUseResult,
 )
 from glove_mcp._cli_progress import Progress
-from glove_mcp.events import McpLog, McpProgress
+from glove_mcp.subscribers import McpLog, McpProgress
 
 _LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})
 

@@ -17,14 +17,14 @@ from typing import Any, TextIO
 from glove_core import DisplayManager, Slot
 from glove_core.errors import SlotNotFoundError
 from glove_mcp._console import plain
-from glove_mcp._elicitation_schema import (
+from glove_mcp.connect.elicitation import ELICITATION_RENDERER
+from glove_mcp.connect.elicitation_schema import (
     FormError,
     FormField,
     SchemaError,
     check_value,
     parse_form,
 )
-from glove_mcp.elicitation import ELICITATION_RENDERER
 
 __all__ = ["ElicitationPrompter"]
 

@@ -35,8 +35,8 @@ from glove_mcp import (
     connect_mcp,
     json_schema_to_shape,
 )
-from glove_mcp.bridge import bridged_tool_name, convert_call_result
 from glove_mcp.connect import ProtocolChoice
+from glove_mcp.mount.bridge import bridged_tool_name, convert_call_result
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
 from glove_mcp.types import McpTextContent

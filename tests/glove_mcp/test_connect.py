@@ -287,7 +287,7 @@ async def test_every_older_server_answer_to_discover_falls_back_to_the_handshake
     answer: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     control = ServerControl(legacy_only=True, discover_rejection=_OLDER_SERVER_ANSWERS[answer])
-    caplog.set_level(logging.DEBUG, logger="glove_mcp._session")
+    caplog.set_level(logging.DEBUG, logger="glove_mcp.connect._mcp_session")
     async with serve("notes", control=control) as url, await connect_mcp("notes", url) as conn:
         assert conn.protocol == "legacy"
         assert conn.protocol_version == "2025-11-25"
@@ -324,13 +324,6 @@ async def test_a_stalled_server_is_not_taken_for_an_old_one(notes: McpTestServer
 async def test_rejects_an_unknown_protocol() -> None:
     with pytest.raises(ValueError, match="protocol must be 'auto' or 'legacy'"):
         await connect_mcp("notes", "http://127.0.0.1:9/mcp", protocol="2024")  # type: ignore[arg-type]
-
-
-def test_the_old_name_of_protocol_choice_still_works_with_a_deprecation_warning() -> None:
-    import glove_mcp.connect
-
-    with pytest.warns(DeprecationWarning, match=r"use glove_mcp\.ProtocolChoice"):
-        assert glove_mcp.connect.Protocol is ProtocolChoice
 
 
 async def test_expired_session_404_reinitializes_and_retries_once(notes: McpTestServer) -> None:

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
 from glove_core import DisplayManager, Slot
-from glove_mcp.elicitation import (
+from glove_mcp.connect.elicitation import (
     DEFAULT_ELICITATION_TIMEOUT,
     ELICITATION_RENDERER,
     OnElicitation,
@@ -468,7 +468,7 @@ def test_the_default_timeout_is_bounded() -> None:
 
 
 async def test_server_mode_declines_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="glove_mcp.elicitation")
+    caplog.set_level(logging.INFO, logger="glove_mcp.connect.elicitation")
     display = DisplayManager()
     pushed: list[list[Slot]] = []
     display.subscribe(pushed.append)
@@ -484,7 +484,7 @@ async def test_server_mode_declines_and_says_why(caplog: pytest.LogCaptureFixtur
 
 
 async def test_no_display_manager_declines_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="glove_mcp.elicitation")
+    caplog.set_level(logging.INFO, logger="glove_mcp.connect.elicitation")
     result = await answer_elicitation(
         "notes", url_params(), on_elicitation=None, display=None, server_mode=False
     )
@@ -572,7 +572,7 @@ async def test_an_answer_that_does_not_fit_is_shown_again_with_the_error() -> No
 
 
 async def test_three_answers_that_do_not_fit_cancel(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="glove_mcp.elicitation")
+    caplog.set_level(logging.INFO, logger="glove_mcp.connect.elicitation")
     display = DisplayManager()
     shown: list[Any] = []
     answer_slots(
@@ -590,7 +590,7 @@ async def test_three_answers_that_do_not_fit_cancel(caplog: pytest.LogCaptureFix
 
 
 async def test_a_rejected_slot_cancels(caplog: pytest.LogCaptureFixture) -> None:
-    caplog.set_level(logging.INFO, logger="glove_mcp.elicitation")
+    caplog.set_level(logging.INFO, logger="glove_mcp.connect.elicitation")
     display = DisplayManager()
 
     def listener(slots: list[Slot]) -> None:
@@ -605,7 +605,7 @@ async def test_a_rejected_slot_cancels(caplog: pytest.LogCaptureFixture) -> None
 async def test_nobody_answering_cancels_at_the_timeout_and_removes_the_slot(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.INFO, logger="glove_mcp.elicitation")
+    caplog.set_level(logging.INFO, logger="glove_mcp.connect.elicitation")
     display = DisplayManager()
     shown: list[list[Slot]] = []
     display.subscribe(shown.append)

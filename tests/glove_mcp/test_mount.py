@@ -20,7 +20,7 @@ from glove_mcp import McpCatalogueEntry, McpMount, MemoryMcpAdapter, mount_mcp
 from glove_mcp.connect import ConnectionState
 from glove_mcp.discovery import FIND_CAPABILITY
 from glove_mcp.errors import McpActivationError, McpStateError, McpUnknownServerError
-from glove_mcp.events import McpServerFailed
+from glove_mcp.subscribers import McpServerFailed
 from glove_mcp.testing import McpTestServer, serve
 
 

@@ -8,8 +8,8 @@ from glove_core import Message
 from glove_core.event_queue import OutsideEvent
 from glove_core.event_queue_postgres import PostgresEventQueue
 from glove_core.postgres import PostgresDatabase
-from glove_mcp._postgres_sessions import PostgresSessionStorage
 from glove_mcp.adapter_postgres import PostgresMcpAdapter
+from glove_mcp.server._postgres_sessions import PostgresSessionStorage
 
 
 async def test_delete_removes_the_session_and_everything_under_its_id(postgres_url: str) -> None:

@@ -14,7 +14,6 @@ from mcp.server.lowlevel.server import Server
 
 from glove_core import Glove, ImagePart, ScriptedModel, ToolCall, ToolResultData
 from glove_mcp import McpCatalogueEntry, McpMount, MemoryMcpAdapter, connect_mcp, mount_mcp
-from glove_mcp.bridge import bridge_resource_reader, offers_resources
 from glove_mcp.connect import McpServerConnection, ProtocolChoice
 from glove_mcp.errors import (
     McpCapabilityError,
@@ -23,6 +22,7 @@ from glove_mcp.errors import (
     McpStateError,
     McpUnknownServerError,
 )
+from glove_mcp.mount.bridge import bridge_resource_reader, offers_resources
 from glove_mcp.testing import build_paged_server, serve
 from glove_mcp.testing.docs_server import (
     ARCHIVE_BYTES,

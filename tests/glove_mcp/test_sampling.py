@@ -29,8 +29,7 @@ from glove_core import (
 )
 from glove_core.abort import AbortSignal
 from glove_core.subscribers import Notify
-from glove_mcp.events import McpSampling
-from glove_mcp.sampling import (
+from glove_mcp.connect.sampling import (
     DEFAULT_SAMPLING_MAX_TOKENS,
     SAMPLING_CAPABILITY,
     SAMPLING_RENDERER,
@@ -38,6 +37,7 @@ from glove_mcp.sampling import (
     SamplingAnswer,
     answer_sampling,
 )
+from glove_mcp.subscribers import McpSampling
 from glove_mcp.testing import serve
 
 PNG = "iVBORw0KGgo="
@@ -499,7 +499,7 @@ async def test_settings_a_model_request_cannot_carry_are_logged_not_refused(
         model_preferences=types.ModelPreferences(hints=[types.ModelHint(name="sonnet")]),
         metadata={"trace": "1"},
     )
-    with caplog.at_level(logging.DEBUG, logger="glove_mcp.sampling"):
+    with caplog.at_level(logging.DEBUG, logger="glove_mcp.connect.sampling"):
         result = await answer_sampling("s", params, model=ScriptedModel(["ok"]))
     assert isinstance(result, types.CreateMessageResult)
     for name in ("includeContext", "temperature", "stopSequences", "modelPreferences", "metadata"):

@@ -14,9 +14,9 @@ import pytest
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp._mount_options import check_allow_sampling, may_sample
-from glove_mcp._server_requests import LogGate, ProgressGate, roots_from
-from glove_mcp.events import McpListChanged, McpLog, McpProgress
+from glove_mcp.connect.mcp_server_requests import LogGate, ProgressGate, roots_from
+from glove_mcp.mount.options import check_allow_sampling, may_sample
+from glove_mcp.subscribers import McpListChanged, McpLog, McpProgress
 from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import INSTRUCTIONS, build_probe_server
 

@@ -9,7 +9,7 @@ from collections.abc import AsyncGenerator, Awaitable, Callable
 from glove_core import Glove, MemoryStore, Message, ScriptedModel
 from glove_core.subscribers import TextDelta, TokenConsumption
 from glove_core.types import Usage
-from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream
+from glove_mcp.server._stream import FollowSnapshot, Relays, follow_stream
 
 
 def _reader(store: MemoryStore) -> Callable[[int], Awaitable[FollowSnapshot]]:

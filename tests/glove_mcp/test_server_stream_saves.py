@@ -15,8 +15,8 @@ import pytest
 from glove_core import Message, SqliteStore, StoreAdapter
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores.postgres import PostgresStore
-from glove_mcp._postgres_sessions import PostgresSessionStorage
-from glove_mcp._server_stream import FollowSnapshot, Relays, SessionRelay, follow_stream
+from glove_mcp.server._postgres_sessions import PostgresSessionStorage
+from glove_mcp.server._stream import FollowSnapshot, Relays, SessionRelay, follow_stream
 
 SID = "conv"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glove_core import Glove, ScriptedModel, SqliteStore
-from glove_mcp._session_cache import CachedSession, SessionCache, default_max_sessions
+from glove_mcp.server._session_cache import CachedSession, SessionCache, default_max_sessions
 
 
 class Clock:

@@ -1,4 +1,5 @@
-"""Task-augmented tool calls (``glove_mcp._tasks``) against two servers nobody here tuned for it.
+"""Task-augmented tool calls (``glove_mcp.connect.tasks``) against two servers nobody here
+tuned for it.
 
 - The reference TypeScript server ``@modelcontextprotocol/server-everything``: its tool
   ``simulate-research-query`` requires tasks, runs four one-second stages, and with
@@ -33,7 +34,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
-from glove_mcp._tasks import (
+from glove_mcp.connect.tasks import (
     McpTaskCancelledError,
     McpTaskTimeoutError,
     TaskPolicy,

@@ -1,6 +1,6 @@
 """glove_mcp's tool and result types (glove_mcp.types), converted from the SDK's at the
-connection (glove_mcp._convert): nothing is lost that a bridged tool or an application reads,
-and a content block dumps to the same MCP JSON the SDK's does."""
+connection (glove_mcp.connect._convert): nothing is lost that a bridged tool or an application
+reads, and a content block dumps to the same MCP JSON the SDK's does."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from glove_mcp import McpCallResult, McpTool
-from glove_mcp._convert import call_result_from_sdk, content_from_sdk, tool_from_sdk
+from glove_mcp.connect._convert import call_result_from_sdk, content_from_sdk, tool_from_sdk
 from glove_mcp.types import McpEmbeddedResource, McpImageContent, McpTextContent, McpToolAnnotations
 
 NOTE = sdk.Annotations(audience=["assistant"], priority=0.5)

@@ -43,8 +43,8 @@ import pytest_asyncio
 from glove_core import Glove, ImagePart, ScriptedModel, ToolCall, ToolResultData
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, McpMount, McpTool, MemoryMcpAdapter, mount_mcp
-from glove_mcp.bridge import bridged_tool_name
 from glove_mcp.errors import McpProtocolError
+from glove_mcp.mount.bridge import bridged_tool_name
 from glove_mcp.types import McpEmbeddedResource, McpTextContent
 
 HERE = Path(__file__).resolve().parent

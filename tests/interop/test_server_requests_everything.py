@@ -24,7 +24,7 @@ from glove_core import DisplayManager, Glove, ScriptedModel, ToolCall, ToolResul
 from glove_core.display import Slot
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, McpMount, MemoryMcpAdapter, mount_mcp
-from glove_mcp.events import McpLog, McpProgress, McpSampling
+from glove_mcp.subscribers import McpLog, McpProgress, McpSampling
 from tests.interop.test_server_everything import SERVER, entry, http_server  # noqa: F401
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")

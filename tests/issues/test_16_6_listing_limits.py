@@ -19,8 +19,8 @@ from mcp.server.lowlevel.server import Server
 from glove_core import Glove, ModelRequest, ScriptedModel, ToolCall
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp.events import McpListingLimited
 from glove_mcp.mount import ListingLimits
+from glove_mcp.subscribers import McpListingLimited
 from glove_mcp.testing import build_paged_server, serve
 from tests.glove_mcp.probe_server import build_probe_server
 

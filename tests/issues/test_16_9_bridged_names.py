@@ -21,8 +21,8 @@ from pydantic import ValidationError
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp._cli_config import CatalogueFileError, load_catalogue
-from glove_mcp.bridge import bridged_tool_name, split_bridged_name
 from glove_mcp.catalogue import MAX_ID_LENGTH
+from glove_mcp.mount.bridge import bridged_tool_name, split_bridged_name
 from glove_mcp.testing import serve
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")

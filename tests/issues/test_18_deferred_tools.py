@@ -43,7 +43,7 @@ from glove_core.testing import (
 from glove_core.tools import ToolSpec
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
 from glove_mcp.discovery import FIND_CAPABILITY
-from glove_mcp.events import McpListChanged
+from glove_mcp.subscribers import McpListChanged
 from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import build_probe_server
 

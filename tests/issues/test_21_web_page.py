@@ -42,7 +42,7 @@ async def test_the_page_and_its_files_carry_a_strict_policy(tmp_path: Path) -> N
 
 
 def test_the_script_never_writes_html() -> None:
-    script = resources.files("glove_mcp").joinpath("web/app.js").read_text(encoding="utf-8")
+    script = resources.files("glove_mcp.server").joinpath("web/app.js").read_text(encoding="utf-8")
     for sink in ("innerHTML", "outerHTML", "insertAdjacentHTML", "document.write", "eval("):
         assert sink not in script.replace("never innerHTML", ""), sink
     # The key goes in the Authorization header, never in a URL or the console.

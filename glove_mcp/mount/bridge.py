@@ -8,7 +8,7 @@ never end in ``_`` and fit in 40 characters (``McpCatalogueEntry``), so the firs
 bridged name always ends the id (``split_bridged_name``): two servers of a mount can never
 offer the same name, whatever their tools are called.
 
-Results (``glove_mcp._results``): ``structured_content`` when the server sent it, else the
+Results (``glove_mcp.mount._results``): ``structured_content`` when the server sent it, else the
 text blocks joined by newlines; images a model takes as ``ImagePart``\s, other media as
 placeholders, everything in ``render_data`` for the application's UI. Every result is bounded
 before anything is made of it: text to ``max_result_chars`` (cut with a note saying how much),
@@ -33,18 +33,18 @@ from pydantic import BaseModel, Field
 from glove_core import Tool, ToolContext, ToolResultData
 from glove_core.result_limits import ResultLimits, cut_text
 from glove_core.untrusted import mark_untrusted
-from glove_mcp._results import (
+from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.connect import McpServerConnection
+from glove_mcp.connect.tool_filter import include_tool
+from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
+from glove_mcp.mount._results import (
     DEFAULT_MAX_RESULT_CHARS,
     MODEL_IMAGE_TYPES,
     check_max_result_chars,
     convert_call_result,
     convert_read_result,
 )
-from glove_mcp._tool_filter import include_tool
-from glove_mcp.catalogue import McpCatalogueEntry
-from glove_mcp.connect import McpServerConnection
-from glove_mcp.errors import GloveMcpError, McpAuthExpiredError
-from glove_mcp.events import McpProgress
+from glove_mcp.subscribers import McpProgress
 from glove_mcp.types import McpTool, McpToolAnnotations
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from glove_mcp._session_storage import SessionStorage, SqliteSessionStorage
+from glove_mcp.server.session_storage import SessionStorage, SqliteSessionStorage
 
 __all__ = ["DatabaseOptions", "session_storage", "storage_closer", "storage_opener"]
 
@@ -60,7 +60,7 @@ def session_storage(db_path: str | None, database: DatabaseOptions | None) -> Se
         assert db_path is not None
         return SqliteSessionStorage(db_path)
     from glove_core.postgres import PostgresDatabase
-    from glove_mcp._postgres_sessions import PostgresSessionStorage
+    from glove_mcp.server._postgres_sessions import PostgresSessionStorage
 
     return PostgresSessionStorage(
         PostgresDatabase(

@@ -17,7 +17,7 @@ from typing import Any, Literal, Protocol, TypeVar
 import mcp_types as types
 from mcp.client.session import ClientSession
 
-from glove_mcp._convert import (
+from glove_mcp.connect._convert import (
     prompt_from_sdk,
     prompt_result_from_sdk,
     read_result_from_sdk,

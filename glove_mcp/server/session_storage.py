@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Protocol, runtime_checkable
 
 from glove_core import SqliteStore, StoreAdapter
-from glove_mcp._session_rows import SessionRow, delete_session, list_sessions
+from glove_mcp.server._session_rows import SessionRow, delete_session, list_sessions
 
 __all__ = ["SessionRow", "SessionStorage", "SessionStore", "SqliteSessionStorage"]
 

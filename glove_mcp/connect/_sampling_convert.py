@@ -1,9 +1,9 @@
 """Conversion between an MCP sampling request and a glove ``ModelRequest``, and back.
 
-Used by ``glove_mcp.sampling`` only. MCP messages become glove ``Message``s: text and images as
-they are, audio (which no adapter sends) as placeholder text, ``tool_use`` / ``tool_result``
-blocks (SEP-1577) as tool calls and results. Tool names are made safe for providers that
-accept only ``[A-Za-z0-9_-]{1,64}`` (MCP also allows dots and longer names) and mapped back in
+Used by ``glove_mcp.connect.sampling`` only. MCP messages become glove ``Message``s: text and
+images as they are, audio (which no adapter sends) as placeholder text, ``tool_use`` /
+``tool_result`` blocks (SEP-1577) as tool calls and results. Tool names are made safe for providers
+that accept only ``[A-Za-z0-9_-]{1,64}`` (MCP also allows dots and longer names) and mapped back in
 the reply.
 """
 

@@ -9,13 +9,18 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from glove_core import Glove, Tool
-from glove_mcp._listing import bound_listing
-from glove_mcp._mount_options import MountOptions
-from glove_mcp.bridge import READ_RESOURCE_TOOL, bridge_mcp_tool, resource_reader, untrusted_output
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
-from glove_mcp.events import McpEvent, McpListingLimited
+from glove_mcp.mount.bridge import (
+    READ_RESOURCE_TOOL,
+    bridge_mcp_tool,
+    resource_reader,
+    untrusted_output,
+)
+from glove_mcp.mount.listing import bound_listing
+from glove_mcp.mount.options import MountOptions
+from glove_mcp.subscribers import McpEvent, McpListingLimited
 
 __all__ = ["LoadedServer", "ToolChange", "bridge_server", "relisted"]
 

@@ -20,9 +20,24 @@ from mcp_types import LoggingLevel
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
-from glove_mcp._learning import remember_tools
-from glove_mcp._listing import DEFAULT_LISTING_LIMITS, ListingLimits
-from glove_mcp._mount_options import (
+from glove_mcp.adapter import McpAdapter
+from glove_mcp.auth import adapter_auth
+from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
+from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
+from glove_mcp.connect.mcp_server_requests import ChangeKind, RootsOption, ServerRequests
+from glove_mcp.connect.tasks import TaskPolicy
+from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, CatalogueRanker, discovery_tool
+from glove_mcp.errors import (
+    GloveMcpError,
+    McpActivationError,
+    McpStateError,
+    McpUnknownServerError,
+)
+from glove_mcp.mount._learning import remember_tools
+from glove_mcp.mount._mcp_server_methods import ServerMethods
+from glove_mcp.mount._mcp_server_tools import LoadedServer, bridge_server, relisted
+from glove_mcp.mount.listing import DEFAULT_LISTING_LIMITS, ListingLimits
+from glove_mcp.mount.options import (
     DEFAULT_CALL_TIMEOUT,
     DEFAULT_SAMPLING_MAX_TOKENS,
     INSTRUCTIONS_KEY,
@@ -37,22 +52,7 @@ from glove_mcp._mount_options import (
     server_requests,
     unique_entries,
 )
-from glove_mcp._mount_servers import ServerMethods
-from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
-from glove_mcp._server_tools import LoadedServer, bridge_server, relisted
-from glove_mcp._tasks import TaskPolicy
-from glove_mcp.adapter import McpAdapter
-from glove_mcp.auth import adapter_auth
-from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
-from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
-from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, CatalogueRanker, discovery_tool
-from glove_mcp.errors import (
-    GloveMcpError,
-    McpActivationError,
-    McpStateError,
-    McpUnknownServerError,
-)
-from glove_mcp.events import (
+from glove_mcp.subscribers import (
     McpEvent,
     McpListChanged,
     McpServerActivated,
@@ -209,7 +209,7 @@ class McpMount(ServerMethods, AsyncResource):
             raise
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
-        """How server ``entry`` is answered (see ``glove_mcp._mount_options``)."""
+        """How server ``entry`` is answered (see ``glove_mcp.mount.options``)."""
         id = entry.id
 
         async def changed(what: ChangeKind) -> None:

@@ -58,7 +58,7 @@ from glove_core.subscribers import (
     ToolUse,
     ToolUseResult,
 )
-from glove_mcp._server_sse import SseItem, event_item, frame
+from glove_mcp.server._sse import SseItem, event_item, frame
 
 __all__ = [
     "FollowSnapshot",

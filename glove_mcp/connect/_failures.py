@@ -17,7 +17,7 @@ from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from glove_mcp._session import Session, leaves
+from glove_mcp.connect._mcp_session import Session, leaves
 from glove_mcp.errors import (
     GloveMcpError,
     McpAuthExpiredError,

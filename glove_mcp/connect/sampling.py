@@ -48,7 +48,7 @@ from glove_core import (
     ModelResponse,
 )
 from glove_core.subscribers import EventPayload
-from glove_mcp._sampling_convert import (
+from glove_mcp.connect._sampling_convert import (
     ToolNames,
     approval_messages,
     reply_blocks,
@@ -56,7 +56,7 @@ from glove_mcp._sampling_convert import (
     to_messages,
     tool_specs,
 )
-from glove_mcp.events import McpSampling
+from glove_mcp.subscribers import McpSampling
 
 __all__ = [
     "DEFAULT_SAMPLING_MAX_TOKENS",

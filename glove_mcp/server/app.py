@@ -55,27 +55,32 @@ from glove_core import Glove, GloveError, Slot
 from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.subscribers import SubscriberEvent
 from glove_core.types import new_id
-from glove_mcp._access_log import ACCESS_LOGGER, AccessLog
-from glove_mcp._http_limits import HttpLimits, uvicorn_config
-from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
-from glove_mcp._request_body import read_json
-from glove_mcp._server_database import (
+from glove_mcp.server._database import (
     DatabaseOptions,
     session_storage,
     storage_closer,
     storage_opener,
 )
-from glove_mcp._server_sessions import SESSION_ID, SessionRoutes
-from glove_mcp._server_sse import SseItem, error_data, event_item, frame
-from glove_mcp._server_stream import Relays, slot_json
-from glove_mcp._server_web import web_routes
-from glove_mcp._session_cache import (
+from glove_mcp.server._http_limits import HttpLimits, uvicorn_config
+from glove_mcp.server._out_of_files import (
+    OncePer,
+    out_of_files,
+    quiet_accept_errors,
+    quiet_refusals,
+)
+from glove_mcp.server._request_body import read_json
+from glove_mcp.server._session_cache import (
     CachedSession,
     SessionCache,
     SessionOpenError,
     default_max_sessions,
 )
-from glove_mcp._session_storage import SessionStorage, SessionStore
+from glove_mcp.server._sessions import SESSION_ID, SessionRoutes
+from glove_mcp.server._sse import SseItem, error_data, event_item, frame
+from glove_mcp.server._stream import Relays, slot_json
+from glove_mcp.server._web import web_routes
+from glove_mcp.server.access_log import ACCESS_LOGGER, AccessLog
+from glove_mcp.server.session_storage import SessionStorage, SessionStore
 
 if TYPE_CHECKING:
     from glove_core.postgres import PostgresDatabase

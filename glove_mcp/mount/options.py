@@ -10,7 +10,7 @@ the time of the request, as a separate request capped at ``sampling_max_tokens``
 ``approve_sampling`` (and a person present: not in server mode) a person approves each one.
 
 A server's ``call_timeout`` is its entry's when set, else the mount's; its listing is bounded
-by the mount's ``listing_limits`` (``glove_mcp._listing``).
+by the mount's ``listing_limits`` (``glove_mcp.mount.listing``).
 """
 
 from __future__ import annotations
@@ -24,16 +24,16 @@ import httpx2
 import mcp_types as types
 
 from glove_core import Glove, ModelAdapter, Tool
-from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES
-from glove_mcp._listing import DEFAULT_LISTING_LIMITS, ListingLimits
-from glove_mcp._results import DEFAULT_MAX_RESULT_CHARS, check_max_result_chars
-from glove_mcp._server_requests import ChangeKind, RootsOption, ServerRequests
-from glove_mcp._tasks import TaskPolicy
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import ClientInfo, McpClientPool, McpServerConnection, ToolFilter
-from glove_mcp.elicitation import OnElicitation, answer_elicitation
-from glove_mcp.events import McpEvent
-from glove_mcp.sampling import DEFAULT_SAMPLING_MAX_TOKENS, SamplingAnswer, answer_sampling
+from glove_mcp.connect.elicitation import OnElicitation, answer_elicitation
+from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES
+from glove_mcp.connect.mcp_server_requests import ChangeKind, RootsOption, ServerRequests
+from glove_mcp.connect.sampling import DEFAULT_SAMPLING_MAX_TOKENS, SamplingAnswer, answer_sampling
+from glove_mcp.connect.tasks import TaskPolicy
+from glove_mcp.mount._results import DEFAULT_MAX_RESULT_CHARS, check_max_result_chars
+from glove_mcp.mount.listing import DEFAULT_LISTING_LIMITS, ListingLimits
+from glove_mcp.subscribers import McpEvent
 
 __all__ = [
     "DEFAULT_CALL_TIMEOUT",

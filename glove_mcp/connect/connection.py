@@ -1,10 +1,10 @@
 """Connections to MCP servers over Streamable HTTP.
 
 ``connect_mcp`` opens one persistent MCP session (opened once, then reused by every
-call), kept alive and recovered by ``glove_mcp._recovering`` (its owner task, and the recovery
+call), kept alive and recovered by ``glove_mcp.connect._recovery`` (its owner task, and the recovery
 contract of every request: 401, 403, 404, refused, timeouts).
 
-HTTP goes through the transport of an ``McpClientPool`` (``glove_mcp._http``): pass one pool
+HTTP goes through the transport of an ``McpClientPool`` (``glove_mcp.connect.http``): pass one pool
 to several connections and mounts to share its sockets and TLS context; without ``pool=`` a
 connection makes its own and closes it when it closes. Each session sends through a client of
 its own carrying the connection's ``auth``, so connections share sockets but never
@@ -24,7 +24,6 @@ pair gives us the session, the transport and the HTTP client to own explicitly.
 from __future__ import annotations
 
 import logging
-import warnings
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -34,23 +33,23 @@ from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 
 from glove_core.models import ModelAdapter
-from glove_mcp import _resources
 from glove_mcp import types as own
-from glove_mcp._calls import plain_call, task_call
-from glove_mcp._client_info import ClientInfo
-from glove_mcp._convert import call_result_from_sdk, tool_from_sdk
-from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
-from glove_mcp._recovering import ConnectionState, RecoveringConnection
-from glove_mcp._server_requests import (
+from glove_mcp.connect import _mcp_resources as _resources
+from glove_mcp.connect._calls import plain_call, task_call
+from glove_mcp.connect._client_info import ClientInfo
+from glove_mcp.connect._convert import call_result_from_sdk, tool_from_sdk
+from glove_mcp.connect._mcp_session import ProtocolChoice
+from glove_mcp.connect._recovery import ConnectionState, RecoveringConnection
+from glove_mcp.connect.elicitation import OnElicitation
+from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
+from glove_mcp.connect.mcp_server_requests import (
     ProgressGate,
     ProgressSink,
     RootsOption,
     connection_requests,
 )
-from glove_mcp._session import ProtocolChoice
-from glove_mcp._tasks import TaskPolicy, wants_task
-from glove_mcp._tool_filter import ToolFilter, include_tool
-from glove_mcp.elicitation import OnElicitation
+from glove_mcp.connect.tasks import TaskPolicy, wants_task
+from glove_mcp.connect.tool_filter import ToolFilter, include_tool
 from glove_mcp.types import McpCallResult, McpTool
 
 __all__ = [
@@ -261,7 +260,7 @@ async def connect_mcp(
         sampling_model: answers the server's sampling requests (capped at
             ``DEFAULT_SAMPLING_MAX_TOKENS``); None refuses them, and declares no sampling.
         on_elicitation: ``(request) -> {"action": ..., "content": ...}``, sync or async,
-            answers the server's elicitation requests (see ``glove_mcp.elicitation``); None
+            answers the server's elicitation requests (see ``glove_mcp.connect.elicitation``); None
             refuses them, and declares no elicitation.
         roots: the directories (or ``file://`` URIs) the server may work in, or a function
             returning them; None declares no roots.
@@ -302,15 +301,3 @@ async def connect_mcp(
         await conn.close()
         raise
     return conn
-
-
-def __getattr__(name: str) -> Any:
-    # ``Protocol`` was this type's name until it was seen to shadow ``typing.Protocol``.
-    if name == "Protocol":
-        warnings.warn(
-            "glove_mcp.connect.Protocol is deprecated: use glove_mcp.ProtocolChoice",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return ProtocolChoice
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

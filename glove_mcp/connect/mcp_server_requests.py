@@ -31,9 +31,9 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 
 from glove_core.models import ModelAdapter
-from glove_mcp.elicitation import OnElicitation, answer_elicitation
-from glove_mcp.events import McpLog
-from glove_mcp.sampling import SAMPLING_CAPABILITY, SamplingAnswer, answer_sampling
+from glove_mcp.connect.elicitation import OnElicitation, answer_elicitation
+from glove_mcp.connect.sampling import SAMPLING_CAPABILITY, SamplingAnswer, answer_sampling
+from glove_mcp.subscribers import McpLog
 
 __all__ = [
     "LOG_RATE",

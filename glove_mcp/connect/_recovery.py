@@ -1,10 +1,10 @@
 """The part of an MCP connection that keeps a session alive: opening it in its owner task,
 sending each request through it, and recovering when it breaks.
 
-The session and its transport run inside a dedicated *owner task* (``glove_mcp._session``):
-anyio requires that the task that opened a transport closes it, so ``close()`` only signals the
-owner and waits — it works from any task, which avoids the "Attempted to exit cancel scope in a
-different task" error other frameworks hit.
+The session and its transport run inside a dedicated *owner task*
+(``glove_mcp.connect._mcp_session``): anyio requires that the task that opened a transport closes
+it, so ``close()`` only signals the owner and waits — it works from any task, which avoids the
+"Attempted to exit cancel scope in a different task" error other frameworks hit.
 
 Recovery contract of every request (``_request``):
 
@@ -36,21 +36,21 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from glove_core.resources import AsyncResource
-from glove_mcp._client_info import ClientInfo
-from glove_mcp._failures import (
+from glove_mcp.connect._client_info import ClientInfo
+from glove_mcp.connect._failures import (
     Answers,
     auth_expired,
     malformed,
     open_failure,
     request_failure,
 )
-from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
-from glove_mcp._server_requests import (
+from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_request
+from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
+from glove_mcp.connect.mcp_server_requests import (
     ServerRequests,
 )
-from glove_mcp._session import ProtocolChoice, Session, run_request
-from glove_mcp._tasks import TaskPolicy
-from glove_mcp._tool_filter import ToolFilter
+from glove_mcp.connect.tasks import TaskPolicy
+from glove_mcp.connect.tool_filter import ToolFilter
 from glove_mcp.errors import (
     McpInsufficientScopeError,
     McpProtocolError,
@@ -134,7 +134,7 @@ class RecoveringConnection(AsyncResource):
         self.call_timeout = call_timeout
         self.close_timeout = close_timeout
         self.max_message_bytes = max_message_bytes
-        """The most bytes one message from the server may take (see ``glove_mcp._http``)."""
+        """The most bytes one message from the server may take (see ``glove_mcp.connect.http``)."""
         self.protocol: ProtocolChoice = protocol
         """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
         self.tasks: TaskPolicy = tasks

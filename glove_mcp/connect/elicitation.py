@@ -40,8 +40,8 @@ from typing import Any
 import mcp_types as types
 
 from glove_core import DisplayManager
-from glove_mcp._elicitation_schema import FormError, FormField, SchemaError, complete_content
-from glove_mcp._elicitation_schema import parse_form as _parse_form
+from glove_mcp.connect.elicitation_schema import FormError, FormField, SchemaError, complete_content
+from glove_mcp.connect.elicitation_schema import parse_form as _parse_form
 
 __all__ = [
     "DEFAULT_ELICITATION_TIMEOUT",

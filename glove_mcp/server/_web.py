@@ -44,7 +44,7 @@ _FILES = {
 
 def web_routes() -> list[Route]:
     """The page's routes (the files are read now, once)."""
-    folder = resources.files("glove_mcp").joinpath("web")
+    folder = resources.files("glove_mcp.server").joinpath("web")
     routes = []
     for path, (name, media_type) in _FILES.items():
         body = folder.joinpath(name).read_bytes()

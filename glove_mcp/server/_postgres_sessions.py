@@ -13,7 +13,7 @@ from typing import Any
 
 from glove_core.postgres import Connection, PostgresDatabase
 from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore, deleted_payload
-from glove_mcp._session_rows import SessionRow
+from glove_mcp.server._session_rows import SessionRow
 
 __all__ = ["PostgresSessionStorage"]
 

@@ -31,8 +31,8 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, 
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
-from glove_mcp._server_requests import ServerRequests
+from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
+from glove_mcp.connect.mcp_server_requests import ServerRequests
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
 
@@ -188,7 +188,7 @@ class Session:
             else:
                 # This session's own client over the shared transport; closed with the session.
                 # No standalone server-to-client stream: nothing here consumes messages a
-                # server sends outside a request (see glove_mcp._http).
+                # server sends outside a request (see glove_mcp.connect.http).
                 http = await stack.enter_async_context(
                     self._pool.new_client(
                         observe_status(self._auth, self._note),

@@ -9,8 +9,8 @@ from typing import Any
 import mcp_types as types
 from mcp.client.session import ClientSession
 
-from glove_mcp._server_requests import ProgressGate, resolve_input_required
-from glove_mcp._tasks import TaskStatusInfo, call_tool_as_task
+from glove_mcp.connect.mcp_server_requests import ProgressGate, resolve_input_required
+from glove_mcp.connect.tasks import TaskStatusInfo, call_tool_as_task
 
 __all__ = ["plain_call", "task_call"]
 

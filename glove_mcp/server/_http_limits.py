@@ -18,7 +18,7 @@ from typing import Any
 import uvicorn
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from glove_mcp._out_of_files import descriptor_share
+from glove_mcp.server._out_of_files import descriptor_share
 
 __all__ = ["HttpLimits", "default_max_connections", "uvicorn_config"]
 

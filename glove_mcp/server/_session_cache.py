@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from glove_core import Glove
 from glove_core.errors import SlotNotFoundError
 from glove_core.resources import AsyncResource
-from glove_mcp._out_of_files import descriptor_share
-from glove_mcp._session_storage import SessionStore
+from glove_mcp.server._out_of_files import descriptor_share
+from glove_mcp.server.session_storage import SessionStore
 
 __all__ = [
     "CachedSession",

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from glove_mcp.bridge import bridged_description, bridged_tool_name, tool_summary
+from glove_mcp.mount.bridge import bridged_description, bridged_tool_name, tool_summary
 from glove_mcp.types import McpTool
 
 __all__ = [

@@ -34,9 +34,9 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 from glove_core import Slot
 from glove_core.errors import SlotNotFoundError
 from glove_core.stores.base import count_messages, read_messages_from
-from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream, slot_json
-from glove_mcp._session_cache import CachedSession, SessionBusyError, SessionCache
-from glove_mcp._session_storage import SessionStorage
+from glove_mcp.server._session_cache import CachedSession, SessionBusyError, SessionCache
+from glove_mcp.server._stream import FollowSnapshot, Relays, follow_stream, slot_json
+from glove_mcp.server.session_storage import SessionStorage
 
 __all__ = ["SESSION_ID", "SessionGone", "SessionRoutes"]
 

@@ -9,7 +9,6 @@ from collections.abc import Awaitable, Sequence
 from pathlib import Path
 
 from glove_mcp import types as own
-from glove_mcp._mount_options import MountOptions
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import (
@@ -18,6 +17,7 @@ from glove_mcp.errors import (
     McpStateError,
     McpUnknownServerError,
 )
+from glove_mcp.mount.options import MountOptions
 
 __all__ = ["ServerMethods"]
 
