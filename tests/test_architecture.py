@@ -6,7 +6,6 @@
 - No module reads or writes another object's private attributes (``obj._name``) unless the
   name is defined in that same module. ``self._x`` and ``cls._x`` are the object's own; a
   private module (``glove_core._execute``) is imported by name, not reached into.
-- No module over the size at which DESIGN says to split by concept.
 """
 
 from __future__ import annotations
@@ -18,10 +17,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("glove_core", "glove_mcp")
-MAX_LINES = 500
-# Over the split size today, each for a reason; pinned at its size so none grows unnoticed.
-# Remove an entry when its module is split.
-OVERSIZE: dict[str, tuple[int, str]] = {}
 
 # Tests, examples and benchmarks use the packages as users do and are held to the same rule,
 # except white-box tests of a private module's internals (named here, with the reason).
@@ -212,16 +207,6 @@ def test_the_private_access_check_catches_a_reach() -> None:
     assert list(_private_reaches(ROOT / "x.py", tree)) == []  # _x is defined in this module
     tree = ast.parse(source + "        other._y = 2\n")
     assert list(_private_reaches(ROOT / "x.py", tree)) == ["x.py:6: other._y"]  # a write
-
-
-def test_no_module_is_over_the_split_size() -> None:
-    over: list[str] = []
-    for module in MODULES.values():
-        lines = len(module.path.read_text().splitlines())
-        limit, _reason = OVERSIZE.get(module.name, (MAX_LINES, ""))
-        if lines > limit:
-            over.append(f"{module.path.relative_to(ROOT)}: {lines} lines (limit {limit})")
-    assert over == [], "split these modules by concept:\n" + "\n".join(over)
 
 
 def test_the_core_does_not_know_glove_mcp() -> None:

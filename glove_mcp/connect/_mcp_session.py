@@ -34,7 +34,7 @@ from pydantic import ValidationError
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
 
-__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
+__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_on_session"]
 
 logger = logging.getLogger(__name__)
 
@@ -358,7 +358,7 @@ def leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-async def run_request(
+async def run_on_session(
     session: Session,
     op: Callable[[ClientSession], Coroutine[Any, Any, _T]],
     limit: float | None,

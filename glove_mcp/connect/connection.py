@@ -1,8 +1,7 @@
 """Connections to MCP servers over Streamable HTTP.
 
 ``connect_mcp`` opens one persistent MCP session (opened once, then reused by every
-call), kept alive and recovered by ``glove_mcp.connect._recovery`` (its owner task, and the recovery
-contract of every request: 401, 403, 404, refused, timeouts).
+call), kept alive and recovered as below.
 
 HTTP goes through the transport of an ``McpClientPool`` (``glove_mcp.connect.http``): pass one pool
 to several connections and mounts to share its sockets and TLS context; without ``pool=`` a
@@ -19,38 +18,98 @@ servers it halves the client's CPU per new connection. ``protocol="legacy"`` ski
 
 We use ``ClientSession`` + ``streamable_http_client`` rather than ``mcp.Client``: the low-level
 pair gives us the session, the transport and the HTTP client to own explicitly.
+
+The session and its transport run inside a dedicated *owner task*
+(``glove_mcp.connect._mcp_session``): anyio requires that the task that opened a transport closes
+it, so ``close()`` only signals the owner and waits — it works from any task, which avoids the
+"Attempted to exit cancel scope in a different task" error other frameworks hit.
+
+Recovery contract of every request (``_request``):
+
+- 401: the auth helper asks its source for a fresh token and resends once; still 401 →
+  ``McpAuthExpiredError`` (a bridged tool turns it into the ``auth_expired`` error result).
+- 403 ``insufficient_scope``: ``McpInsufficientScopeError`` naming the scope.
+- 404 on a live session (a handshake-era server expired it): open a new session and retry once.
+- connection refused / reset / timeout: ``McpServerUnavailableError`` / ``McpTimeoutError``
+  naming the server; the broken session is dropped and the next call reconnects.
+- an answer that is not a valid result: ``McpProtocolError`` naming the fields.
+- an answer larger than ``max_message_bytes`` (HTTP): not read; ``McpResponseTooLargeError``
+  naming the limit, and the session stays open. Over stdio the SDK reads each line whole: a
+  stdio server is a process of the user's own, which could take the memory anyway, and what
+  it returns is bounded by the bridge and the tool runner before anything is kept.
+
+Resources and prompts run through the same request path, so each gets the recovery, timeouts and
+401 handling; their capability check runs inside the request, on the session that carries it: a
+reconnect may reach a server that declares something else than the last session's did.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from enum import Enum
+from typing import Any, Literal, TypeVar
 
 import httpx2
 import mcp_types as types
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
 
 from glove_core.models import ModelAdapter
+from glove_core.resources import AsyncResource
 from glove_mcp import types as own
-from glove_mcp.connect import _mcp_resources as _resources
 from glove_mcp.connect._calls import plain_call, task_call
 from glove_mcp.connect._client_info import ClientInfo
-from glove_mcp.connect._convert import call_result_from_sdk, tool_from_sdk
-from glove_mcp.connect._mcp_session import ProtocolChoice
-from glove_mcp.connect._recovery import ConnectionState, RecoveringConnection
+from glove_mcp.connect._convert import (
+    call_result_from_sdk,
+    prompt_from_sdk,
+    prompt_result_from_sdk,
+    read_result_from_sdk,
+    resource_from_sdk,
+    resource_template_from_sdk,
+    tool_from_sdk,
+)
+from glove_mcp.connect._failures import (
+    Answers,
+    auth_expired,
+    malformed,
+    open_failure,
+    request_failure,
+)
+from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_on_session
 from glove_mcp.connect.elicitation import OnElicitation
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
 from glove_mcp.connect.mcp_server_requests import (
     ProgressGate,
     ProgressSink,
     RootsOption,
+    ServerRequests,
     connection_requests,
 )
 from glove_mcp.connect.tasks import TaskPolicy, wants_task
 from glove_mcp.connect.tool_filter import ToolFilter, include_tool
-from glove_mcp.types import McpCallResult, McpTool
+from glove_mcp.errors import (
+    GloveMcpError,
+    McpCapabilityError,
+    McpInsufficientScopeError,
+    McpProtocolError,
+    McpResponseTooLargeError,
+    McpServerUnavailableError,
+    McpSessionExpiredError,
+    McpStateError,
+    McpTimeoutError,
+)
+from glove_mcp.types import (
+    McpCallResult,
+    McpPrompt,
+    McpPromptResult,
+    McpReadResult,
+    McpResource,
+    McpResourceTemplate,
+    McpTool,
+)
 
 __all__ = [
     "ClientInfo",
@@ -65,8 +124,35 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
+_T = TypeVar("_T")
+_Page = TypeVar("_Page", bound=types.PaginatedResult)
 
-class McpServerConnection(RecoveringConnection):
+_MAX_PAGES = 1000
+
+Capability = Literal["resources", "prompts"]
+
+
+class ConnectionState(Enum):
+    """Where a connection is in its life."""
+
+    IDLE = "idle"
+    """Not connected yet, or the last session broke; the next call connects."""
+    CONNECTED = "connected"
+    CLOSED = "closed"
+
+
+def declares(session: ClientSession | None, capability: str) -> bool:
+    """Whether the server declared ``capability`` on ``session`` (False without one)."""
+    caps = session.server_capabilities if session is not None else None
+    return caps is not None and getattr(caps, capability, None) is not None
+
+
+def _require(session: ClientSession, namespace: str, capability: Capability) -> None:
+    if not declares(session, capability):
+        raise McpCapabilityError(namespace, capability)
+
+
+class McpServerConnection(AsyncResource):
     """A persistent connection to one MCP server. Create it with ``connect_mcp``.
 
     Attributes:
@@ -74,6 +160,277 @@ class McpServerConnection(RecoveringConnection):
         url: the Streamable HTTP endpoint ("" for a stdio server).
         command: for a stdio server, the command that starts it (None for HTTP).
     """
+
+    def __init__(
+        self,
+        namespace: str,
+        url: str,
+        *,
+        command: Sequence[str] | None = None,
+        env: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        client_info: ClientInfo | None = None,
+        exclude_tools: Collection[str] = (),
+        filter_tools: ToolFilter | None = None,
+        pool: McpClientPool | None = None,
+        connect_timeout: float = 30.0,
+        call_timeout: float | None = 300.0,
+        close_timeout: float = 5.0,
+        protocol: ProtocolChoice = "auto",
+        requests: ServerRequests | None = None,
+        tasks: TaskPolicy = "never",
+        max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    ) -> None:
+        if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
+            raise ValueError(
+                f"MCP connection {namespace!r}: max_message_bytes must be a whole number of "
+                f"bytes, at least 1024, got {max_message_bytes!r}"
+            )
+        if protocol not in ("auto", "legacy"):
+            raise ValueError(
+                f"MCP connection {namespace!r}: protocol must be 'auto' or 'legacy', "
+                f"not {protocol!r}"
+            )
+        if bool(url) == bool(command):
+            raise ValueError(
+                f"MCP connection {namespace!r}: give a url (Streamable HTTP) or a command "
+                "(stdio), exactly one"
+            )
+        self.namespace = namespace
+        self.url = url
+        self.command = list(command) if command else None
+        self._env = dict(env) if env else None
+        self._auth = auth
+        self._client_info = (client_info or ClientInfo()).to_mcp()
+        self.exclude_tools = frozenset(exclude_tools)
+        self.filter_tools = filter_tools
+        # Without a pool the connection makes its own, and closes it when it closes.
+        self._own_pool = pool is None
+        self._pool = pool if pool is not None else McpClientPool()
+        # No HTTP read limit: a tool call's SSE response may stay silent for a long time; request
+        # deadlines are enforced per call (call_timeout).
+        self._timeout = httpx2.Timeout(connect_timeout, read=None)
+        self.connect_timeout = connect_timeout
+        self.call_timeout = call_timeout
+        self.close_timeout = close_timeout
+        self.max_message_bytes = max_message_bytes
+        """The most bytes one message from the server may take (see ``glove_mcp.connect.http``)."""
+        self.protocol: ProtocolChoice = protocol
+        """``"auto"`` until a server rejects the stateless protocol, then ``"legacy"``."""
+        self.tasks: TaskPolicy = tasks
+        """When a call runs as a task: always for tools that require it; for tools where
+        it is optional, unless this is ``"never"``."""
+        self._task_support: dict[str, str | None] = {}
+        self.requests = requests or ServerRequests()
+        """How it answers what the server asks (sampling, elicitation, roots) and where the
+        server's log messages and list changes go."""
+        self._session: Session | None = None
+        self._connecting = asyncio.Lock()
+        self._state = ConnectionState.IDLE
+        self.reconnects = 0
+        """How many times a new session replaced a broken or expired one."""
+        self._sessions_opened = 0
+        self._background: set[asyncio.Task[Any]] = set()
+
+    @property
+    def pool(self) -> McpClientPool:
+        """The ``McpClientPool`` it sends through: the one passed in, or its own (closed with
+        the connection)."""
+        return self._pool
+
+    @property
+    def state(self) -> ConnectionState:
+        """IDLE, CONNECTED or CLOSED."""
+        if self._state is ConnectionState.CLOSED:
+            return self._state
+        alive = self._session is not None and self._session.alive
+        return ConnectionState.CONNECTED if alive else ConnectionState.IDLE
+
+    def _live(self) -> ClientSession | None:
+        """The SDK session of the live session, or None."""
+        session = self._session
+        return session.session if session is not None and session.alive else None
+
+    @property
+    def protocol_version(self) -> str | None:
+        """The protocol version of the live session (e.g. ``"2026-07-28"``), or None."""
+        live = self._live()
+        return live.protocol_version if live is not None else None
+
+    @property
+    def raw(self) -> ClientSession:
+        """The SDK's ``ClientSession`` of the current session, for what this class does not
+        wrap. It is replaced when the connection recovers; don't keep it.
+
+        Raises:
+            McpStateError: not connected.
+        """
+        live = self._live()
+        if live is None:
+            raise McpStateError(
+                f"MCP connection {self.namespace!r} has no live session ({self.state.value}); "
+                "await connect() or call a tool first"
+            )
+        return live
+
+    # -- session lifecycle -------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open the session now (``connect_mcp`` does; later calls reconnect by themselves).
+
+        Raises:
+            McpServerUnavailableError, McpTimeoutError, McpAuthExpiredError, McpProtocolError.
+            McpStateError: the connection is closed.
+        """
+        await self._ensure()
+
+    async def _ensure(self) -> Session:
+        self._check_open()
+        current = self._session
+        if current is not None and current.alive:
+            return current
+        async with self._connecting:
+            self._check_open()
+            current = self._session
+            if current is not None and current.alive:
+                return current
+            if current is not None:
+                self._session = None
+                await current.shutdown(self.close_timeout)
+            if self._sessions_opened:
+                self.reconnects += 1
+            self._sessions_opened += 1
+            fresh = Session(
+                self.namespace,
+                self.url,
+                self._pool,
+                self._auth,
+                self._timeout,
+                self._client_info,
+                command=self.command,
+                env=self._env,
+                protocol=self.protocol,
+                requests=self.requests,
+                max_message_bytes=self.max_message_bytes,
+            )
+            self._session = fresh
+            try:
+                await asyncio.wait_for(asyncio.shield(fresh.ready), self.connect_timeout)
+            except BaseException as exc:
+                self._session = None
+                # No graceful close: a session that never opened has nothing to tell a
+                # server that is down or stalled, and waiting for it would only delay the error.
+                await fresh.shutdown(0)
+                if isinstance(exc, asyncio.CancelledError):
+                    raise
+                raise open_failure(
+                    exc, fresh, auth=self._auth, what="connect", timeout=self.connect_timeout
+                ) from exc
+            # Remembered: a server that rejected server/discover once is not probed again.
+            self.protocol = fresh.protocol
+            return fresh
+
+    async def _drop(self, session: Session) -> None:
+        """Forget a broken session. No graceful close: telling a server that is down, stalled
+        or has forgotten the session to terminate it would only wait."""
+        if self._session is session:
+            self._session = None
+        await session.shutdown(0)
+
+    def _check_open(self) -> None:
+        if self._state is ConnectionState.CLOSED:
+            raise McpStateError(
+                f"MCP connection {self.namespace!r} is closed; open a new one with connect_mcp"
+            )
+
+    async def close(self) -> None:
+        """Close the session from any task (idempotent)."""
+        if self._state is ConnectionState.CLOSED:
+            return
+        self._state = ConnectionState.CLOSED
+        session, self._session = self._session, None
+        try:
+            if session is not None:
+                await session.shutdown(self.close_timeout)
+        finally:
+            if self._own_pool:
+                await self._pool.aclose()
+
+    async def aclose(self) -> None:
+        """The same as ``close()``, under ``AsyncResource``'s name."""
+        await self.close()
+
+    async def _enter(self) -> None:
+        await self._ensure()
+
+    # -- requests ----------------------------------------------------------------------------
+
+    async def _request(
+        self,
+        what: str,
+        op: Callable[[ClientSession], Coroutine[Any, Any, _T]],
+        *,
+        bounded: bool = True,
+    ) -> _T:
+        for attempt in (1, 2):
+            session = await self._ensure()
+            assert session.session is not None
+            before = Answers.of(session)
+            try:
+                limit = self.call_timeout if bounded else None
+                return await run_on_session(session, op, limit, self._background)
+            except TimeoutError as exc:
+                if bounded:
+                    # Our deadline cut the request off mid-way: the session may still be
+                    # stuck on it. An unbounded op (a task) timed out by itself, after
+                    # cancelling on the server, and leaves the session sound.
+                    await self._drop(session)
+                raise McpTimeoutError(self.namespace, self.url, what, self.call_timeout) from exc
+            except MCPError as exc:
+                failure = request_failure(exc, session, before)
+                if failure == "unauthorized":
+                    raise auth_expired(self.namespace, self.url, self._auth) from exc
+                if failure == "insufficient_scope":
+                    raise McpInsufficientScopeError(
+                        self.namespace, self.url, session.required_scope
+                    ) from exc
+                if failure == "too_large":
+                    # The session is fine: only that answer went unread.
+                    raise McpResponseTooLargeError(
+                        self.namespace, self.url, what, self.max_message_bytes
+                    ) from exc
+                if failure == "error":
+                    raise McpProtocolError(
+                        self.namespace, what, exc.error.code, exc.error.message
+                    ) from exc
+                await self._drop(session)
+                if failure == "expired":
+                    if attempt == 1:
+                        logger.info(
+                            "MCP server %r expired the session; re-initializing", self.namespace
+                        )
+                        continue
+                    raise McpSessionExpiredError(self.namespace, self.url) from exc
+                if failure == "timeout":
+                    raise McpTimeoutError(
+                        self.namespace, self.url, what, self.call_timeout
+                    ) from exc
+                self._check_open()
+                raise McpServerUnavailableError(
+                    self.namespace, self.url, "connection closed"
+                ) from exc
+            except ValidationError as exc:
+                # The server answered, but not with the result the method has: the session is
+                # fine, the answer is not.
+                raise McpProtocolError(
+                    self.namespace, what, types.INTERNAL_ERROR, malformed(exc)
+                ) from exc
+            except (httpx2.TransportError, OSError) as exc:
+                await self._drop(session)
+                raise McpServerUnavailableError(
+                    self.namespace, self.url, type(exc).__name__
+                ) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
 
     @property
     def instructions(self) -> str | None:
@@ -85,7 +442,7 @@ class McpServerConnection(RecoveringConnection):
     def declares(self, capability: str) -> bool:
         """Whether the live session's server declared ``capability`` (``"tools"``,
         ``"resources"``, ``"prompts"``, ``"logging"``, ...); False while not connected."""
-        return _resources.declares(self._live(), capability)
+        return declares(self._live(), capability)
 
     async def notify_roots_changed(self) -> None:
         """Tell the server the roots changed (``notifications/roots/list_changed``), so it
@@ -133,7 +490,7 @@ class McpServerConnection(RecoveringConnection):
                     offered.append(tool)
             return limit is None or len(offered) < limit
 
-        await _resources.paginate(self._request, self.namespace, "tools/list", None, fetch, take)
+        await self._paginate("tools/list", None, fetch, take)
         self._task_support = support
         return offered
 
@@ -190,25 +547,167 @@ class McpServerConnection(RecoveringConnection):
 
     async def list_resources(self) -> list[own.McpResource]:
         """Every resource it lists (all pages); ``McpCapabilityError`` if it declares none."""
-        return await _resources.list_resources(self._request, self.namespace)
+        return await self._list_resources()
 
     async def list_resource_templates(self) -> list[own.McpResourceTemplate]:
         """Every resource template it lists (all pages); ``McpCapabilityError`` as above."""
-        return await _resources.list_resource_templates(self._request, self.namespace)
+        return await self._list_resource_templates()
 
     async def read_resource(self, uri: str) -> own.McpReadResult:
         """Read resource ``uri``; an unknown one raises ``McpProtocolError``."""
-        return await _resources.read_resource(self._request, self.namespace, uri)
+        return await self._read_resource(uri)
 
     async def list_prompts(self) -> list[own.McpPrompt]:
         """Every prompt it offers (all pages); ``McpCapabilityError`` if it declares none."""
-        return await _resources.list_prompts(self._request, self.namespace)
+        return await self._list_prompts()
 
     async def get_prompt(
         self, name: str, arguments: dict[str, str] | None = None
     ) -> own.McpPromptResult:
         """Prompt ``name`` with ``arguments``; unknown, or an argument missing: McpProtocolError."""
-        return await _resources.get_prompt(self._request, self.namespace, name, arguments)
+        return await self._get_prompt(name, arguments)
+
+    async def _paginate(
+        self,
+        what: str,
+        capability: Capability | None,
+        fetch: Callable[
+            [ClientSession, types.PaginatedRequestParams | None], Coroutine[Any, Any, _Page]
+        ],
+        more: Callable[[_Page], bool] | None = None,
+    ) -> list[_Page]:
+        """Every page of a paginated list (``tools/list`` and the resource and prompt lists), with a
+        page cap (1000 pages, then a warning and what was read) and a repeated-cursor check: a
+        server that loops its cursors gets an error, not an endless loop. ``capability`` (when
+        given) must be declared by the server. ``more(page)``, when given, sees each page as it
+        comes; False stops reading (a caller that has enough does not read an endless list)."""
+        pages: list[_Page] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for _ in range(_MAX_PAGES):
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+
+            async def page(
+                s: ClientSession, p: types.PaginatedRequestParams | None = params
+            ) -> _Page:
+                if capability is not None:
+                    _require(s, self.namespace, capability)
+                return await fetch(s, p)
+
+            result = await self._request(what, page)
+            pages.append(result)
+            wanted = more(result) if more is not None else True
+            cursor = result.next_cursor
+            if not cursor or not wanted:
+                break
+            if cursor in seen:
+                raise McpProtocolError(
+                    self.namespace,
+                    what,
+                    types.INVALID_REQUEST,
+                    f"the server repeated the pagination cursor {cursor!r}",
+                )
+            seen.add(cursor)
+        else:
+            logger.warning(
+                "MCP server %r: %s still had more after %d pages; using what was read",
+                self.namespace,
+                what,
+                _MAX_PAGES,
+            )
+        return pages
+
+    async def _list_resources(self) -> list[McpResource]:
+        """``resources/list``, every page."""
+
+        async def fetch(
+            s: ClientSession, p: types.PaginatedRequestParams | None
+        ) -> types.ListResourcesResult:
+            return await s.list_resources(params=p)
+
+        pages = await self._paginate("resources/list", "resources", fetch)
+        return [resource_from_sdk(r) for page in pages for r in page.resources]
+
+    async def _list_resource_templates(self) -> list[McpResourceTemplate]:
+        """``resources/templates/list``, every page."""
+
+        async def fetch(
+            s: ClientSession, p: types.PaginatedRequestParams | None
+        ) -> types.ListResourceTemplatesResult:
+            return await s.list_resource_templates(params=p)
+
+        pages = await self._paginate("resources/templates/list", "resources", fetch)
+        return [resource_template_from_sdk(t) for page in pages for t in page.resource_templates]
+
+    async def _read_resource(self, uri: str) -> McpReadResult:
+        """``resources/read`` of ``uri``."""
+
+        async def op(s: ClientSession) -> types.ReadResourceResult:
+            _require(s, self.namespace, "resources")
+            return await s.read_resource(uri)
+
+        return read_result_from_sdk(await self._request(f"resources/read {uri!r}", op))
+
+    async def _list_prompts(self) -> list[McpPrompt]:
+        """``prompts/list``, every page."""
+
+        async def fetch(
+            s: ClientSession, p: types.PaginatedRequestParams | None
+        ) -> types.ListPromptsResult:
+            return await s.list_prompts(params=p)
+
+        pages = await self._paginate("prompts/list", "prompts", fetch)
+        return [prompt_from_sdk(p) for page in pages for p in page.prompts]
+
+    async def _get_prompt(self, name: str, arguments: dict[str, str] | None) -> McpPromptResult:
+        """``prompts/get`` of ``name`` with ``arguments``."""
+        if arguments is not None:
+            wrong = sorted(repr(k) for k, v in arguments.items() if not isinstance(v, str))
+            if wrong:
+                # The protocol carries prompt arguments as strings only; say so before the server
+                # answers with a schema error that names none of them.
+                raise TypeError(
+                    f"prompt {name!r} of MCP server {self.namespace!r}: argument values must be "
+                    f"strings; not strings: {', '.join(wrong)}"
+                )
+
+        async def op(s: ClientSession) -> types.GetPromptResult:
+            _require(s, self.namespace, "prompts")
+            return await s.get_prompt(name, arguments)
+
+        what = f"prompts/get {name!r}"
+        try:
+            return prompt_result_from_sdk(await self._request(what, op))
+        except McpProtocolError as exc:
+            # Servers word these refusals poorly (the SDK's own server answers a missing argument
+            # with "Internal server error" on the stateless protocol), so look at the listing and
+            # say what was wrong. Only on failure: a good request costs no extra round trip.
+            hint = await self._prompt_hint(name, arguments or {})
+            if hint is None:
+                raise
+            raise McpProtocolError(self.namespace, what, exc.code, f"{exc.detail}. {hint}") from exc
+
+    async def _prompt_hint(self, name: str, arguments: dict[str, str]) -> str | None:
+        try:
+            prompts = {p.name: p for p in await self._list_prompts()}
+        except GloveMcpError:
+            return None
+        prompt = prompts.get(name)
+        if prompt is None:
+            offered = ", ".join(repr(n) for n in prompts) or "none"
+            return f"It offers no prompt {name!r} (prompts: {offered})"
+        takes = {a.name: a for a in prompt.arguments}
+        missing = [repr(a) for a, arg in takes.items() if arg.required and a not in arguments]
+        unknown = [repr(a) for a in arguments if a not in takes]
+        problems = []
+        if missing:
+            problems.append(f"missing required argument(s) {', '.join(missing)}")
+        if unknown:
+            problems.append(f"unknown argument(s) {', '.join(unknown)}")
+        if not problems:
+            return None
+        signature = ", ".join(a + ("" if arg.required else "?") for a, arg in takes.items())
+        return f"Prompt {name!r} ({signature or 'no arguments'}): {'; '.join(problems)}"
 
     def __repr__(self) -> str:
         where = self.url or f"stdio:{self.command[0] if self.command else '?'}"
@@ -265,7 +764,7 @@ async def connect_mcp(
         roots: the directories (or ``file://`` URIs) the server may work in, or a function
             returning them; None declares no roots.
         log_level: the level to ask the server to log at; its messages go to the logger
-            ``glove_mcp.server.<namespace>``.
+            ``glove_mcp.mcp_server.<namespace>``.
         tasks: ``"optional"`` runs tools whose tasks are optional as tasks; tools that
             require them always run as tasks.
         max_message_bytes: the most bytes one message from the server may take over HTTP (a

@@ -95,8 +95,8 @@ _LEVELS = {
 
 
 def server_logger(server: str) -> logging.Logger:
-    """The Python logger that a server's log messages go to: ``glove_mcp.server.<id>``."""
-    return logging.getLogger(f"glove_mcp.server.{server}")
+    """The Python logger that a server's log messages go to: ``glove_mcp.mcp_server.<id>``."""
+    return logging.getLogger(f"glove_mcp.mcp_server.{server}")
 
 
 async def roots_from(option: RootsOption) -> list[types.Root]:

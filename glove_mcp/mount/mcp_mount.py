@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Collection, Sequence
+from collections.abc import Awaitable, Collection, Sequence
+from pathlib import Path
 from typing import Literal
 
 from mcp_types import LoggingLevel
@@ -20,6 +21,7 @@ from mcp_types import LoggingLevel
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_mcp import types as own
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
@@ -30,11 +32,11 @@ from glove_mcp.discovery import DEFAULT_CATALOGUE_BUDGET, CatalogueRanker, disco
 from glove_mcp.errors import (
     GloveMcpError,
     McpActivationError,
+    McpServerNotLoadedError,
     McpStateError,
     McpUnknownServerError,
 )
 from glove_mcp.mount._learning import remember_tools
-from glove_mcp.mount._mcp_server_methods import ServerMethods
 from glove_mcp.mount._mcp_server_tools import LoadedServer, bridge_server, relisted
 from glove_mcp.mount.listing import DEFAULT_LISTING_LIMITS, ListingLimits
 from glove_mcp.mount.options import (
@@ -76,7 +78,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class McpMount(ServerMethods, AsyncResource):
+class McpMount(AsyncResource):
     """The MCP servers mounted on one Glove, and a tool source of it. Create it with
     ``mount_mcp``.
 
@@ -392,6 +394,77 @@ class McpMount(ServerMethods, AsyncResource):
             if self._own_pool:
                 await self.pool.aclose()
 
+    # -- resources, prompts and roots of the loaded servers ---
+
+    def _roots_now(self) -> Sequence[str | Path] | Awaitable[Sequence[str | Path]]:
+        given = self.options.roots
+        return given() if callable(given) else list(self._roots)
+
+    async def set_roots(self, roots: Sequence[str | Path]) -> None:
+        """Replace the roots (directories or ``file://`` URIs) servers may work in and tell
+        every loaded server (``roots/list_changed``). Only a mount made with ``roots=`` (a
+        list) declares roots to its servers.
+
+        Raises:
+            McpStateError: the mount was made without ``roots``, or with a function (which
+                already decides the roots each time a server asks).
+        """
+        if self.options.roots is None or callable(self.options.roots):
+            raise McpStateError(
+                "set_roots needs a mount made with roots=[...]; this one was made "
+                + ("without roots" if self.options.roots is None else "with a roots function")
+            )
+        self._roots = list(roots)
+        for id in self.loaded:
+            connection = self.connection(id)
+            if connection is None:
+                continue
+            try:
+                await connection.notify_roots_changed()
+            except GloveMcpError as exc:
+                logger.info("could not tell %r the roots changed: %s", connection, exc)
+
+    def _serving(self, id: str) -> McpServerConnection:
+        """The connection of loaded server ``id``, or the error that says why there is none."""
+        self._check_open()
+        if id not in self.entries:
+            raise McpUnknownServerError(id, list(self.entries))
+        connection = self.connection(id)
+        if connection is None:
+            raise McpServerNotLoadedError(id, self.loaded)
+        return connection
+
+    async def list_resources(self, id: str) -> list[own.McpResource]:
+        """The resources of loaded server ``id``.
+
+        Raises:
+            McpUnknownServerError: ``id`` is not in the catalogue.
+            McpServerNotLoadedError: it is not loaded; ``activate`` it first.
+            McpCapabilityError: it does not declare resources; and the connection's errors.
+        """
+        return await self._serving(id).list_resources()
+
+    async def list_resource_templates(self, id: str) -> list[own.McpResourceTemplate]:
+        """The resource templates of loaded server ``id``; raises like ``list_resources``."""
+        return await self._serving(id).list_resource_templates()
+
+    async def read_resource(self, id: str, uri: str) -> own.McpReadResult:
+        """Read resource ``uri`` of loaded server ``id``; raises like ``list_resources``, and
+        ``McpProtocolError`` when the server refuses (e.g. an unknown URI)."""
+        return await self._serving(id).read_resource(uri)
+
+    async def list_prompts(self, id: str) -> list[own.McpPrompt]:
+        """The prompts of loaded server ``id``; raises like ``list_resources`` (with
+        ``McpCapabilityError`` for a server without prompts)."""
+        return await self._serving(id).list_prompts()
+
+    async def get_prompt(
+        self, id: str, name: str, arguments: dict[str, str] | None = None
+    ) -> own.McpPromptResult:
+        """Prompt ``name`` of loaded server ``id`` filled in with ``arguments``; raises like
+        ``list_prompts``, and ``McpProtocolError`` for an unknown prompt or missing argument."""
+        return await self._serving(id).get_prompt(name, arguments)
+
     def __repr__(self) -> str:
         state = self._state.value
         return f"<McpMount {self.adapter.identifier!r} loaded={self.loaded} state={state}>"
@@ -456,7 +529,7 @@ async def mount_mcp(
             ``mcp_sampling`` slot; not in server mode).
         sampling_max_tokens: the most tokens one sampling request may produce.
         log_level: the level servers are asked to log at (None: their default); log
-            messages go to the logger ``glove_mcp.server.<id>`` and to subscribers as
+            messages go to the logger ``glove_mcp.mcp_server.<id>`` and to subscribers as
             ``mcp_log``.
         tasks: ``"never"`` (the default) calls tools whose tasks are optional plainly;
             ``"optional"`` runs them as tasks. Tools that require tasks always run as tasks.
@@ -485,11 +558,27 @@ async def mount_mcp(
     check_allow_sampling(allow_sampling, entries)
     check_call_timeout(call_timeout)
     options = MountOptions(
-        ambiguity_policy, subagent_model, subagent_system_prompt, client_info, filter_tools,
-        wrap_tool, pool, sampling_model, allow_sampling, approve_sampling, sampling_max_tokens,
-        roots, log_level, on_elicitation, tasks, call_timeout, listing_limits,
-        max_result_chars, max_message_bytes, mark_untrusted,
-    )  # fmt: skip
+        ambiguity_policy=ambiguity_policy,
+        subagent_model=subagent_model,
+        subagent_system_prompt=subagent_system_prompt,
+        client_info=client_info,
+        filter_tools=filter_tools,
+        wrap_tool=wrap_tool,
+        pool=pool,
+        sampling_model=sampling_model,
+        allow_sampling=allow_sampling,
+        approve_sampling=approve_sampling,
+        sampling_max_tokens=sampling_max_tokens,
+        roots=roots,
+        log_level=log_level,
+        on_elicitation=on_elicitation,
+        tasks=tasks,
+        call_timeout=call_timeout,
+        listing_limits=listing_limits,
+        max_result_chars=max_result_chars,
+        max_message_bytes=max_message_bytes,
+        mark_untrusted=mark_untrusted,
+    )
     mount = McpMount(glove, adapter, entries, options)
     await mount.reload()
     try:

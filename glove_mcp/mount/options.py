@@ -78,7 +78,7 @@ class MountState(Enum):
     CLOSED = "closed"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class MountOptions:
     """How a mount connects, discovers and answers servers (the options of ``mount_mcp``,
     documented there)."""

@@ -90,7 +90,7 @@ async def test_log_messages_reach_the_server_logger_and_subscribers(
     glove = Glove(model, "test", server_mode=True)
     recorder = RecordingSubscriber()
     glove.add_subscriber(recorder)
-    caplog.set_level(logging.INFO, logger="glove_mcp.server.probe")
+    caplog.set_level(logging.INFO, logger="glove_mcp.mcp_server.probe")
     async with await mount_mcp(
         glove,
         MemoryMcpAdapter("c", active=["probe"]),
@@ -103,7 +103,7 @@ async def test_log_messages_reach_the_server_logger_and_subscribers(
     assert [(e.server, e.level, e.data) for e in logs] == [
         ("probe", "info", f"message {i}") for i in range(3)
     ]
-    said = [r.getMessage() for r in caplog.records if r.name == "glove_mcp.server.probe"]
+    said = [r.getMessage() for r in caplog.records if r.name == "glove_mcp.mcp_server.probe"]
     assert said == [f"message {i}" for i in range(3)]
 
 
