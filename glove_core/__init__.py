@@ -27,11 +27,11 @@ from glove_core.errors import GloveError as GloveError
 from glove_core.event_queue import SqliteEventQueue as SqliteEventQueue
 from glove_core.events import EventsConfig as EventsConfig
 from glove_core.glove import Glove as Glove
-from glove_core.models._retry import RetryPolicy as RetryPolicy
 from glove_core.models.base import ModelAdapter as ModelAdapter
 from glove_core.models.base import ModelRequest as ModelRequest
 from glove_core.models.base import ModelResponse as ModelResponse
 from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatModel
+from glove_core.models.retry import RetryPolicy as RetryPolicy
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
 from glove_core.result import RequestResult as RequestResult
 from glove_core.result_limits import ResultLimits as ResultLimits

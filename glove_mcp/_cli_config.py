@@ -186,7 +186,7 @@ def private_file(path: Path) -> Path:
     """``path``, created empty with mode 0600 if it does not exist (its missing folders
     0700), so that a database holding conversations is readable by its owner only, like the
     token file. An existing file keeps its mode: it is the user's."""
-    from glove_mcp.oauth._private_files import make_private_dirs
+    from glove_mcp.oauth.private_files import make_private_dirs
 
     make_private_dirs(path.parent)
     try:

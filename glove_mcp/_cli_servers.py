@@ -88,7 +88,7 @@ def _write(file: Path, document: Any) -> None:
 
     import tomlkit
 
-    from glove_mcp.oauth._private_files import make_private_dirs
+    from glove_mcp.oauth.private_files import make_private_dirs
 
     file = file.resolve()
     text = tomlkit.dumps(document)

@@ -7,11 +7,11 @@ not pay for it.
 
 from typing import TYPE_CHECKING, Any
 
-from glove_core.models._retry import RetryPolicy as RetryPolicy
 from glove_core.models.base import ModelAdapter as ModelAdapter
 from glove_core.models.base import ModelRequest as ModelRequest
 from glove_core.models.base import ModelResponse as ModelResponse
 from glove_core.models.openai_compat import OpenAICompatModel as OpenAICompatModel
+from glove_core.models.retry import RetryPolicy as RetryPolicy
 from glove_core.models.scripted import ScriptedModel as ScriptedModel
 
 if TYPE_CHECKING:

@@ -22,14 +22,14 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import MissingAPIKeyError, ModelAPIError, ModelConnectionError
 from glove_core.models._anthropic_convert import AnthropicParams, build_params, message_from_blocks
 from glove_core.models._cache_health import CacheHealth, conversation_key
-from glove_core.models._retry import (
+from glove_core.models.base import ModelRequest, ModelResponse, announce
+from glove_core.models.retry import (
     RetryPolicy,
     TryAgain,
     is_retryable,
     status_error,
     with_retries,
 )
-from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.resources import AsyncResource
 from glove_core.subscribers import (
     Notify,

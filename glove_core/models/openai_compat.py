@@ -28,14 +28,14 @@ from glove_core.models._openai_proxy import (
     unwrap_call,
     uses_proxy,
 )
-from glove_core.models._retry import (
+from glove_core.models.base import ModelRequest, ModelResponse, announce
+from glove_core.models.retry import (
     RetryPolicy,
     TryAgain,
     is_retryable,
     status_error,
     with_retries,
 )
-from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.resources import AsyncResource
 from glove_core.subscribers import (
     Notify,

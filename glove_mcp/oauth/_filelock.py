@@ -23,7 +23,7 @@ from pathlib import Path
 import filelock
 
 from glove_mcp.errors import OAuthStoreError
-from glove_mcp.oauth._private_files import make_private_dirs
+from glove_mcp.oauth.private_files import make_private_dirs
 
 __all__ = ["FileLock"]
 

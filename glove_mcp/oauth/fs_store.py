@@ -27,7 +27,7 @@ from pydantic import ValidationError
 
 from glove_mcp.errors import OAuthStoreCorruptError, OAuthStoreError, OAuthStoreVersionError
 from glove_mcp.oauth._filelock import FileLock
-from glove_mcp.oauth._private_files import make_private_dirs, remove_leftovers
+from glove_mcp.oauth.private_files import make_private_dirs, remove_leftovers
 from glove_mcp.oauth.state import OAuthState, state_from_json, state_to_json
 
 __all__ = ["FsOAuthStore"]

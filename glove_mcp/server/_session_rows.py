@@ -15,7 +15,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from glove_core.sqlite import SqliteDatabase
-from glove_core.stores._sqlite_tables import STORE_SCHEMA
+from glove_core.stores.sqlite import SqliteStore
 
 __all__ = ["SessionRow", "delete_session", "list_sessions"]
 
@@ -37,7 +37,7 @@ class SessionRow:
 
 def _database(path: str) -> SqliteDatabase:
     # check_pages=False: the server checked the file when its first session opened.
-    return SqliteDatabase(path, STORE_SCHEMA, check_pages=False)
+    return SqliteDatabase(path, SqliteStore.schema, check_pages=False)
 
 
 async def list_sessions(path: str, *, after: str | None, limit: int) -> list[SessionRow]:
