@@ -9,7 +9,6 @@ The root holds what an application builds an agent from; the rest lives in named
 (the SQLite layer), ``glove_core.context`` / ``context_items``, ``glove_core.stores``.
 """
 
-import warnings
 from typing import TYPE_CHECKING, Any
 
 from glove_core.abort import AbortController as AbortController
@@ -130,91 +129,11 @@ __all__ = [
     "untrusted_text",
 ]
 
-# Names the root exported until 0.2, and the submodule that holds each now.
-_MOVED = {
-    "CacheCollapseKind": "glove_core.subscribers",
-    "CacheTTL": "glove_core.models.anthropic",
-    "CompactionEnd": "glove_core.subscribers",
-    "CompactionStart": "glove_core.subscribers",
-    "ContextDelivery": "glove_core.context",
-    "ContextItemError": "glove_core.errors",
-    "ContextKeyConflictError": "glove_core.errors",
-    "ContextProviderError": "glove_core.errors",
-    "ContextSnapshot": "glove_core.context",
-    "ContextWindowExceededError": "glove_core.errors",
-    "DisplayError": "glove_core.errors",
-    "EventDisposition": "glove_core.events",
-    "EventDropped": "glove_core.subscribers",
-    "EventInjected": "glove_core.subscribers",
-    "EventPayload": "glove_core.subscribers",
-    "EventQueue": "glove_core.event_queue",
-    "EventReceived": "glove_core.subscribers",
-    "EventType": "glove_core.subscribers",
-    "EventWakeFailed": "glove_core.subscribers",
-    "GloveStateError": "glove_core.errors",
-    "InboxItemError": "glove_core.errors",
-    "InstructionItem": "glove_core.context_items",
-    "MemoryEventQueue": "glove_core.event_queue",
-    "MissingAPIKeyError": "glove_core.errors",
-    "ModelAPIError": "glove_core.errors",
-    "ModelAuthenticationError": "glove_core.errors",
-    "ModelBadRequestError": "glove_core.errors",
-    "ModelConnectionError": "glove_core.errors",
-    "ModelError": "glove_core.errors",
-    "ModelOverloadedError": "glove_core.errors",
-    "ModelRateLimitError": "glove_core.errors",
-    "ModelResponseCompleteEvent": "glove_core.subscribers",
-    "ModelResponseEvent": "glove_core.subscribers",
-    "ModelServerError": "glove_core.errors",
-    "NoticeItem": "glove_core.context_items",
-    "Notify": "glove_core.subscribers",
-    "OutsideEvent": "glove_core.event_queue",
-    "PlainMemoryStore": "glove_core.stores.memory",
-    "Publish": "glove_core.subscribers",
-    "ReentrantRequestError": "glove_core.errors",
-    "RuntimeContextEvent": "glove_core.subscribers",
-    "SQLITE_BUSY_TIMEOUT": "glove_core.sqlite",
-    "SUBAGENT_TOOL_NAME": "glove_core.subagents",
-    "ScriptExhaustedError": "glove_core.errors",
-    "SessionInfo": "glove_core.stores.sqlite",
-    "SlotNotFoundError": "glove_core.errors",
-    "SqliteDatabase": "glove_core.sqlite",
-    "SqliteSchema": "glove_core.sqlite",
-    "StoreCorruptError": "glove_core.errors",
-    "StoreError": "glove_core.errors",
-    "StoreNotFoundError": "glove_core.errors",
-    "StoreVersionError": "glove_core.errors",
-    "SubagentCompleted": "glove_core.subscribers",
-    "SubagentInvoked": "glove_core.subscribers",
-    "TextDelta": "glove_core.subscribers",
-    "TokenConsumption": "glove_core.subscribers",
-    "ToolDefinitionError": "glove_core.errors",
-    "ToolNameConflictError": "glove_core.errors",
-    "ToolSpec": "glove_core.tools",
-    "ToolUse": "glove_core.subscribers",
-    "ToolUseResult": "glove_core.subscribers",
-    "ToolsItem": "glove_core.context_items",
-    "TurnPreparer": "glove_core.glove",
-    "default_event_policy": "glove_core.events",
-    "format_events": "glove_core.events",
-    "run_subagent": "glove_core.subagents",
-}
-
 
 def __getattr__(name: str) -> Any:
-    import importlib
-
     # AnthropicModel loads the anthropic SDK (slow to import) only when it is first used.
     if name == "AnthropicModel":
         from glove_core.models import anthropic
 
         return anthropic.AnthropicModel
-    home = _MOVED.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
-        f"glove_core.{name} moved: import it from {home}",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module(home), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ Names are imported on first use, so ``import glove_mcp`` (and the ``glove-mcp`` 
 """
 
 import importlib
-import warnings
 
 # Not typing.TYPE_CHECKING: importing typing alone costs the command's start-up several ms.
 TYPE_CHECKING = False
@@ -87,60 +86,13 @@ _HOMES = {
     "untrusted_output": "glove_mcp.mount.bridge",
 }
 
-# Names the root exported until 0.2, and the submodule that holds each now.
-_MOVED = {
-    "AmbiguityPolicy": "glove_mcp.mount",
-    "CatalogueItem": "glove_mcp.catalogue",
-    "ClientInfo": "glove_mcp.connect",
-    "ConnectionState": "glove_mcp.connect",
-    "McpActivationError": "glove_mcp.errors",
-    "McpAudioContent": "glove_mcp.types",
-    "McpAuth": "glove_mcp.auth",
-    "McpAuthExpiredError": "glove_mcp.errors",
-    "McpClientPool": "glove_mcp.connect",
-    "McpConnectionError": "glove_mcp.errors",
-    "McpContent": "glove_mcp.types",
-    "McpContentAnnotations": "glove_mcp.types",
-    "McpEmbeddedResource": "glove_mcp.types",
-    "McpEvent": "glove_mcp.subscribers",
-    "McpImageContent": "glove_mcp.types",
-    "McpInsufficientScopeError": "glove_mcp.errors",
-    "McpProtocolError": "glove_mcp.errors",
-    "McpResourceContents": "glove_mcp.types",
-    "McpResourceLink": "glove_mcp.types",
-    "McpServerActivated": "glove_mcp.subscribers",
-    "McpServerDeactivated": "glove_mcp.subscribers",
-    "McpServerFailed": "glove_mcp.subscribers",
-    "McpServerUnavailableError": "glove_mcp.errors",
-    "McpSessionExpiredError": "glove_mcp.errors",
-    "McpStateError": "glove_mcp.errors",
-    "McpTextContent": "glove_mcp.types",
-    "McpTimeoutError": "glove_mcp.errors",
-    "McpToolAnnotations": "glove_mcp.types",
-    "McpUnknownServerError": "glove_mcp.errors",
-    "MountState": "glove_mcp.mount",
-    "ProtocolChoice": "glove_mcp.connect",
-    "TaskSupport": "glove_mcp.types",
-    "TokenSource": "glove_mcp.auth",
-    "ToolFilter": "glove_mcp.connect",
-    "WrapTool": "glove_mcp.mount",
-    "bridged_tool_name": "glove_mcp.mount.bridge",
-    "convert_call_result": "glove_mcp.mount.bridge",
-}
-
 
 def __getattr__(name: str) -> "Any":
     home = _HOMES.get(name)
     if home is None:
-        home = _MOVED.get(name)
-        if home is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        warnings.warn(
-            f"glove_mcp.{name} moved: import it from {home}", DeprecationWarning, stacklevel=2
-        )
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(home), name)
-    if name in _HOMES:
-        globals()[name] = value  # the next lookup is a plain attribute
+    globals()[name] = value  # the next lookup is a plain attribute
     return value
 
 

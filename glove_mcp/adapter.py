@@ -11,8 +11,9 @@ of the store), so discovery can match a server by what its tools do in later con
 Both adapters here are; a mount saves a server's tools when it connects, and discovery reads
 them back.
 
-Credentials are optional: an adapter may define ``get_access_token(id)`` (a bearer token) and/or
-``get_auth_headers(id)`` (any headers; they win when both exist). ``adapter_auth`` calls them
+Credentials are optional: an adapter may implement ``glove_mcp.auth.AccessTokens``
+(``get_access_token(id, *, fresh=False)``, a bearer token) and/or ``glove_mcp.auth.AuthHeaders``
+(``get_auth_headers(id)``, any headers; they win when both exist). ``adapter_auth`` calls them
 before every HTTP request.
 """
 
@@ -28,6 +29,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 from glove_core.resources import AsyncResource
 from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
+from glove_mcp.auth import TokenSource
 from glove_mcp.errors import McpStateError
 
 __all__ = [
@@ -38,23 +40,13 @@ __all__ = [
     "LearnedToolsStore",
     "McpAdapter",
     "MemoryMcpAdapter",
-    "RefreshingTokenSource",
     "SqliteMcpAdapter",
     "TokenMap",
     "learned_tools",
 ]
 
 
-class RefreshingTokenSource(Protocol):
-    """Anything with ``access_token(*, force_refresh=False)``, e.g. ``OAuthTokenSource``."""
-
-    async def access_token(self, *, force_refresh: bool = False) -> str | None: ...
-
-
-TokenMap = (
-    Mapping[str, "str | RefreshingTokenSource"]
-    | Callable[[str], str | Awaitable[str | None] | None]
-)
+TokenMap = Mapping[str, "str | TokenSource"] | Callable[[str], str | Awaitable[str | None] | None]
 """Tokens per server: a mapping id → token or token source (asked for a fresh token after a
 401), or a function id → token (sync or async)."""
 
@@ -63,9 +55,10 @@ TokenMap = (
 class McpAdapter(Protocol):
     """Holds one conversation's active MCP server ids.
 
-    Optional methods, looked up by ``adapter_auth``: ``async get_access_token(id) -> str | None``
-    (it is passed ``fresh=True`` after a 401 when it accepts that keyword)
-    and ``async get_auth_headers(id) -> Mapping[str, str] | None``.
+    Credentials are optional protocols of their own, which ``adapter_auth`` checks for:
+    ``glove_mcp.auth.AccessTokens`` (``async get_access_token(id, *, fresh=False)``, passed
+    ``fresh=True`` after a 401) and ``glove_mcp.auth.AuthHeaders`` (``async
+    get_auth_headers(id)``).
     """
 
     @property

@@ -10,6 +10,10 @@ A token source may be a string, a function (sync or async) returning one, or an 
 ``async access_token(*, force_refresh=False)`` (``TokenSource``, e.g. an OAuth token source);
 only the latter is told that a fresh token is wanted after a 401, a function is simply called
 again.
+
+An adapter gives credentials by implementing ``AccessTokens`` (``get_access_token(id, *,
+fresh=False)``) and/or ``AuthHeaders`` (``get_auth_headers(id)``); ``adapter_auth`` checks which
+of the two protocols it implements, nothing else.
 """
 
 from __future__ import annotations
@@ -17,14 +21,13 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 import httpx2
 
-if TYPE_CHECKING:
-    from glove_mcp.adapter import McpAdapter
-
 __all__ = [
+    "AccessTokens",
+    "AuthHeaders",
     "HeadersProvider",
     "McpAuth",
     "TokenProvider",
@@ -43,10 +46,35 @@ logger = logging.getLogger(__name__)
 class TokenSource(Protocol):
     """An object that hands out access tokens and can be asked for a fresh one."""
 
-    async def access_token(self, *, force_refresh: bool = False) -> str:
-        """Return a valid access token; with ``force_refresh`` the current one was just
-        rejected (401), so refresh it or re-read it from the store."""
+    async def access_token(self, *, force_refresh: bool = False) -> str | None:
+        """Return a valid access token (None or "": none, no header is sent); with
+        ``force_refresh`` the current one was just rejected (401), so refresh it or re-read it
+        from the store."""
         ...
+
+
+@runtime_checkable
+class AccessTokens(Protocol):
+    """An adapter that gives a bearer token per server (``McpAdapter``'s optional part)."""
+
+    async def get_access_token(self, id: str, *, fresh: bool = False) -> str | None:
+        """The token for server ``id``, or None; ``fresh=True`` right after the server
+        rejected the last one (401): refresh it or re-read it from the store."""
+        ...
+
+
+@runtime_checkable
+class AuthHeaders(Protocol):
+    """An adapter that gives HTTP headers per server; they win over ``AccessTokens``."""
+
+    async def get_auth_headers(self, id: str) -> Mapping[str, str] | None:
+        """The headers for server ``id``, or None to fall back to a bearer token."""
+        ...
+
+
+class _Named(Protocol):
+    @property
+    def identifier(self) -> str: ...
 
 
 TokenProvider = str | Callable[[], str | Awaitable[str | None] | None] | TokenSource
@@ -154,34 +182,19 @@ class _HeadersAuth(McpAuth):
         return dict(await _maybe_await(value))
 
 
-def _accepts_fresh(method: Callable[..., object]) -> bool:
-    """Whether an adapter's ``get_access_token`` takes the optional ``fresh`` keyword."""
-    try:
-        parameters = inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        return False
-    return "fresh" in parameters or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters.values()
-    )
-
-
 class _AdapterAuth(McpAuth):
-    def __init__(self, adapter: McpAdapter, server_id: str) -> None:
+    def __init__(self, adapter: _Named, server_id: str) -> None:
         self._adapter = adapter
         self._server_id = server_id
 
     async def resolve(self, *, fresh: bool) -> dict[str, str]:
-        get_headers = getattr(self._adapter, "get_auth_headers", None)
-        if get_headers is not None:
-            found = await _maybe_await(get_headers(self._server_id))
+        adapter = self._adapter
+        if isinstance(adapter, AuthHeaders):
+            found = await adapter.get_auth_headers(self._server_id)
             if found:
                 return dict(found)
-        get_token = getattr(self._adapter, "get_access_token", None)
-        if get_token is not None:
-            if fresh and _accepts_fresh(get_token):
-                token = await _maybe_await(get_token(self._server_id, fresh=True))
-            else:
-                token = await _maybe_await(get_token(self._server_id))
+        if isinstance(adapter, AccessTokens):
+            token = await adapter.get_access_token(self._server_id, fresh=fresh)
             if token:
                 return {"Authorization": f"Bearer {token}"}
         return {}
@@ -213,12 +226,12 @@ def headers(map_or_fn: HeadersProvider) -> McpAuth:
     return _HeadersAuth(map_or_fn)
 
 
-def adapter_auth(adapter: McpAdapter, id: str) -> McpAuth:
+def adapter_auth(adapter: _Named, id: str) -> McpAuth:
     """Resolve credentials for server ``id`` through an ``McpAdapter`` on every request.
 
-    The adapter's ``get_auth_headers(id)`` wins when it exists and returns headers; otherwise
-    ``get_access_token(id)`` becomes a bearer token; with neither, no header is sent. After a
-    401 the adapter is asked again, so an application that refreshed the token in its store is
-    picked up.
+    An adapter that implements ``AuthHeaders`` and returns headers wins; otherwise one that
+    implements ``AccessTokens`` gives a bearer token; with neither, no header is sent. After a
+    401 the adapter is asked again with ``fresh=True``, so an application that refreshed the
+    token in its store is picked up.
     """
     return _AdapterAuth(adapter, id)

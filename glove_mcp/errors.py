@@ -18,6 +18,9 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
     │                                less, or raise the limit for a server you trust
     ├── McpCapabilityError           the server does not offer resources (or prompts, …): ask
     │                                only for what it declares
+    ├── McpTaskError                 a task-augmented tool call ended without a result
+    │   ├── McpTaskCancelledError    the server cancelled the task: call the tool again
+    │   └── McpTaskTimeoutError      the task outlived max_wait and was cancelled: raise it
     ├── McpStateError                a connection or mount used after close (fix your code)
     │   └── McpServerNotLoadedError  the mount has no open connection to that server: activate it
     ├── McpActivationError           a server could not be activated; nothing was left loaded
@@ -56,6 +59,9 @@ __all__ = [
     "McpServerUnavailableError",
     "McpSessionExpiredError",
     "McpStateError",
+    "McpTaskCancelledError",
+    "McpTaskError",
+    "McpTaskTimeoutError",
     "McpTimeoutError",
     "McpUnknownServerError",
     "OAuthAuthorizationDeniedError",
@@ -495,3 +501,55 @@ class OAuthKeyringUnavailableError(OAuthStoreError):
             f"no OS keyring is available for service {service!r} ({detail}); on a headless "
             "box use FsOAuthStore(path) instead of KeyringOAuthStore"
         )
+
+
+class McpTaskError(GloveMcpError):
+    """A task-augmented tool call ended without a result (base of the task errors).
+
+    Attributes:
+        tool: the tool that was called.
+        task_id: the server's task id.
+        status: the task's last known status.
+        status_message: the server's last status message, if any.
+    """
+
+    def __init__(
+        self, message: str, *, tool: str, task_id: str, status: str, status_message: str | None
+    ) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.task_id = task_id
+        self.status = status
+        self.status_message = status_message
+
+
+class McpTaskCancelledError(McpTaskError):
+    """The server reports the task as cancelled (not by this call): there is no result."""
+
+    def __init__(self, *, tool: str, task_id: str, status_message: str | None) -> None:
+        note = f" ({status_message})" if status_message else ""
+        super().__init__(
+            f"tool '{tool}': task {task_id} was cancelled on the server{note}; "
+            "call the tool again for a result",
+            tool=tool,
+            task_id=task_id,
+            status="cancelled",
+            status_message=status_message,
+        )
+
+
+class McpTaskTimeoutError(McpTaskError, TimeoutError):
+    """The task did not finish within ``max_wait`` or the poll cap; ``tasks/cancel`` was sent."""
+
+    def __init__(
+        self, *, tool: str, task_id: str, status: str, status_message: str | None, limit: str
+    ) -> None:
+        super().__init__(
+            f"tool '{tool}': task {task_id} still '{status}' after {limit}; it was cancelled — "
+            "raise max_wait if the tool is expected to take longer",
+            tool=tool,
+            task_id=task_id,
+            status=status,
+            status_message=status_message,
+        )
+        self.limit = limit

@@ -43,16 +43,13 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
-from glove_mcp.errors import GloveMcpError
+from glove_mcp.errors import McpTaskCancelledError, McpTaskTimeoutError
 
 __all__ = [
     "CANCEL_GRACE",
     "DEFAULT_MAX_POLLS",
     "MAX_POLL_INTERVAL",
     "MIN_POLL_INTERVAL",
-    "McpTaskCancelledError",
-    "McpTaskError",
-    "McpTaskTimeoutError",
     "TaskPolicy",
     "TaskStatusInfo",
     "call_tool_as_task",
@@ -95,58 +92,6 @@ class TaskStatusInfo:
     task_id: str
     status: mcp_types.TaskStatus
     status_message: str | None = None
-
-
-class McpTaskError(GloveMcpError):
-    """A task-augmented tool call ended without a result (base of the task errors).
-
-    Attributes:
-        tool: the tool that was called.
-        task_id: the server's task id.
-        status: the task's last known status.
-        status_message: the server's last status message, if any.
-    """
-
-    def __init__(
-        self, message: str, *, tool: str, task_id: str, status: str, status_message: str | None
-    ) -> None:
-        super().__init__(message)
-        self.tool = tool
-        self.task_id = task_id
-        self.status = status
-        self.status_message = status_message
-
-
-class McpTaskCancelledError(McpTaskError):
-    """The server reports the task as cancelled (not by this call): there is no result."""
-
-    def __init__(self, *, tool: str, task_id: str, status_message: str | None) -> None:
-        note = f" ({status_message})" if status_message else ""
-        super().__init__(
-            f"tool '{tool}': task {task_id} was cancelled on the server{note}; "
-            "call the tool again for a result",
-            tool=tool,
-            task_id=task_id,
-            status="cancelled",
-            status_message=status_message,
-        )
-
-
-class McpTaskTimeoutError(McpTaskError, TimeoutError):
-    """The task did not finish within ``max_wait`` or the poll cap; ``tasks/cancel`` was sent."""
-
-    def __init__(
-        self, *, tool: str, task_id: str, status: str, status_message: str | None, limit: str
-    ) -> None:
-        super().__init__(
-            f"tool '{tool}': task {task_id} still '{status}' after {limit}; it was cancelled — "
-            "raise max_wait if the tool is expected to take longer",
-            tool=tool,
-            task_id=task_id,
-            status=status,
-            status_message=status_message,
-        )
-        self.limit = limit
 
 
 def wants_task(task_support: str | None, policy: TaskPolicy) -> bool:

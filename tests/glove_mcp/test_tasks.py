@@ -35,13 +35,12 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.memory import create_client_server_memory_streams
 
 from glove_mcp.connect.tasks import (
-    McpTaskCancelledError,
-    McpTaskTimeoutError,
     TaskPolicy,
     TaskStatusInfo,
     call_tool_as_task,
     wants_task,
 )
+from glove_mcp.errors import McpTaskCancelledError, McpTaskTimeoutError
 
 INTEROP = Path(__file__).resolve().parent.parent / "interop"
 NODE = INTEROP / "node_modules" / "node" / "bin" / "node"
