@@ -14,11 +14,11 @@ import os
 import sys
 from os import _exit as exit_now  # documented: leave without running cleanup handlers
 
-from glove_mcp._cli_args import Formatter as _Formatter
-from glove_mcp._cli_args import Version as _Version
-from glove_mcp._cli_args import at_least as _at_least
-from glove_mcp._cli_args import port as _port
-from glove_mcp._cli_args import subcommand as _subcommand
+from glove_mcp.cli.parser import Formatter as _Formatter
+from glove_mcp.cli.parser import Version as _Version
+from glove_mcp.cli.parser import at_least as _at_least
+from glove_mcp.cli.parser import port as _port
+from glove_mcp.cli.parser import subcommand as _subcommand
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         action="store_true",
         help="with Claude, stop after the scripted question",
     )
-    demo.set_defaults(run="_cli_agent:demo")
+    demo.set_defaults(run="cli.agent:demo")
 
     def catalogue_and_store(sub: argparse.ArgumentParser, *, shared: bool = True) -> None:
         sub.add_argument(
@@ -149,7 +149,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     catalogue_and_store(auth)
     token_database(auth)
-    auth.set_defaults(run="_cli_login:auth")
+    auth.set_defaults(run="cli.login:auth")
 
     status = _subcommand(
         commands,
@@ -167,7 +167,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     catalogue_and_store(status)
     token_database(status)
     json_output(status)
-    status.set_defaults(run="_cli_status:status")
+    status.set_defaults(run="cli.status:status")
 
     logout = _subcommand(
         commands,
@@ -184,7 +184,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     catalogue_and_store(logout)
     token_database(logout)
-    logout.set_defaults(run="_cli_login:logout")
+    logout.set_defaults(run="cli.login:logout")
 
     servers = _subcommand(
         commands,
@@ -205,7 +205,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     listing.add_argument("--catalogue", metavar="FILE", help="the catalogue file")
     json_output(listing)
-    listing.set_defaults(run="_cli_servers:list_servers")
+    listing.set_defaults(run="cli.servers:list_servers")
     adding = servers_commands.add_parser(
         "add",
         help="add a server: a URL, or a command after --",
@@ -222,13 +222,13 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "--tag", action="append", default=[], metavar="TAG", help="a keyword (repeatable)"
     )
     adding.add_argument("--catalogue", metavar="FILE", help="the catalogue file to edit")
-    adding.set_defaults(run="_cli_servers:add_server", command_line=None)
+    adding.set_defaults(run="cli.servers:add_server", command_line=None)
     removing = servers_commands.add_parser(
         "remove", help="remove a server", formatter_class=_Formatter
     )
     removing.add_argument("id", help="the catalogue id")
     removing.add_argument("--catalogue", metavar="FILE", help="the catalogue file to edit")
-    removing.set_defaults(run="_cli_servers:remove_server")
+    removing.set_defaults(run="cli.servers:remove_server")
 
     def model_options(sub: argparse.ArgumentParser) -> None:
         sub.add_argument(
@@ -264,7 +264,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     catalogue_and_store(chat, shared=False)
     model_options(chat)
-    chat.set_defaults(run="_cli_agent:chat")
+    chat.set_defaults(run="cli.agent:chat")
 
     serve = _subcommand(
         commands,
@@ -381,7 +381,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     catalogue_and_store(serve)
     model_options(serve)
-    serve.set_defaults(run="_cli_agent:serve")
+    serve.set_defaults(run="cli.agent:serve")
     return parser
 
 
@@ -392,7 +392,7 @@ def _run(where: str, args: argparse.Namespace) -> int:
     else:
         # The other commands load the MCP SDK, pydantic and more (a second or two): on a
         # terminal, show that something is happening meanwhile.
-        from glove_mcp._cli_progress import Progress
+        from glove_mcp.cli.progress import Progress
 
         starting = Progress(sys.stderr)
         try:
@@ -414,7 +414,7 @@ def _run(where: str, args: argparse.Namespace) -> int:
 
 
 # Commands that print nothing through logging: not paying for its import keeps them fast.
-_QUIET_MODULES = frozenset({"_cli_status", "_cli_servers"})
+_QUIET_MODULES = frozenset({"cli.status", "cli.servers"})
 
 
 def _log_to_terminal(debug: bool) -> None:
@@ -453,7 +453,7 @@ def _parse(argv: list[str]) -> argparse.Namespace:
         argv, command_line = argv[:cut], argv[cut + 1 :]
     args = parser.parse_args(argv)
     if command_line is not None:
-        if args.run != "_cli_servers:add_server":
+        if args.run != "cli.servers:add_server":
             parser.error("`--` is for `glove-mcp servers add ID -- COMMAND ...` only")
         args.command_line = command_line
     return args
@@ -479,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        from glove_mcp._cli_errors import terminal_message
+        from glove_mcp.cli.errors import terminal_message
 
         message, status = terminal_message(exc, args)
         print(f"glove-mcp: {message}", file=sys.stderr)

@@ -17,14 +17,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from glove_mcp._cli_config import (
+from glove_mcp.cli.config import (
     DEFAULT_SERVERS,
     CatalogueFileError,
     catalogue_file_name,
     entries_from_toml,
     load_catalogue,
 )
-from glove_mcp._cli_errors import CliError
+from glove_mcp.cli.errors import CliError
 
 __all__ = ["add_server", "list_servers", "remove_server"]
 

@@ -194,7 +194,7 @@ def private_file(path: Path) -> Path:
     except FileExistsError:
         return path
     except OSError as exc:
-        from glove_mcp._cli_errors import CliError
+        from glove_mcp.cli.errors import CliError
 
         raise CliError(f"cannot create {str(path)!r}: {exc.strerror or exc}", 2) from None
     os.close(descriptor)

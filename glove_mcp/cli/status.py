@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import time
 
-from glove_mcp._cli_config import DEFAULT_SERVERS, catalogue_file_name, token_file_name
-from glove_mcp._cli_token_kind import store_kind
+from glove_mcp.cli.config import DEFAULT_SERVERS, catalogue_file_name, token_file_name
+from glove_mcp.cli.token_kind import store_kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ class _Unusual(Exception):
 def status(args: argparse.Namespace) -> int:
     """Print one line per catalogue server (or, with ``--json``, one JSON list)."""
     if args.database or args.store is not None:
-        from glove_mcp._cli_tokens import check_token_flags
+        from glove_mcp.cli.tokens import check_token_flags
 
         check_token_flags(args)
     try:
@@ -124,7 +124,7 @@ def _row(
     checked: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """What ``status`` says about one server, as the JSON object ``--json`` prints."""
-    from glove_mcp._cli_errors import command_hint
+    from glove_mcp.cli.errors import command_hint
 
     row: dict[str, Any] = {
         "id": server["id"],
@@ -199,8 +199,8 @@ def _report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
 
 
 async def _status_in_full(args: argparse.Namespace) -> int:
-    from glove_mcp._cli_config import load_catalogue
-    from glove_mcp._cli_tokens import check_token_flags, command_token_store
+    from glove_mcp.cli.config import load_catalogue
+    from glove_mcp.cli.tokens import check_token_flags, command_token_store
 
     check_token_flags(args)  # also where $GLOVE_DATABASE_URL alone chose the database
     servers: list[dict[str, Any]] = []
@@ -230,9 +230,9 @@ async def _status_checked(
     """``--check``: ask each HTTP server without tokens, at once, what it needs."""
     import asyncio
 
-    from glove_mcp._cli_probe import probe
-    from glove_mcp._cli_progress import Progress
     from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.cli.probe import probe
+    from glove_mcp.cli.progress import Progress
 
     states = {"open": "no_login_needed", "oauth": "needs_login"}
 

@@ -16,7 +16,6 @@ from typing import Any, TextIO
 
 from glove_core import DisplayManager, Slot
 from glove_core.errors import SlotNotFoundError
-from glove_mcp._console import plain
 from glove_mcp._elicitation_schema import (
     FormError,
     FormField,
@@ -24,6 +23,7 @@ from glove_mcp._elicitation_schema import (
     check_value,
     parse_form,
 )
+from glove_mcp.cli.console import plain
 from glove_mcp.elicitation import ELICITATION_RENDERER
 
 __all__ = ["ElicitationPrompter"]

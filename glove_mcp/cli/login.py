@@ -11,13 +11,13 @@ import os
 import sys
 from pathlib import Path
 
-from glove_mcp._cli_config import load_catalogue, token_file
-from glove_mcp._cli_errors import CliError, command_hint, in_flags
-from glove_mcp._cli_probe import Reach, probe, stdio_problem
-from glove_mcp._cli_progress import Progress
-from glove_mcp._cli_token_kind import store_kind
-from glove_mcp._cli_tokens import check_token_flags, command_token_store
 from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.cli.config import load_catalogue, token_file
+from glove_mcp.cli.errors import CliError, command_hint, in_flags
+from glove_mcp.cli.probe import Reach, probe, stdio_problem
+from glove_mcp.cli.progress import Progress
+from glove_mcp.cli.token_kind import store_kind
+from glove_mcp.cli.tokens import check_token_flags, command_token_store
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
 
