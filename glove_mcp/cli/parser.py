@@ -1,6 +1,8 @@
-"""The ``glove-mcp`` command's argparse pieces: the help formatter, ``--version``, value
-types that name their flag's limits, and subcommand parsers built only for the command that
-runs (``glove_mcp.cli`` defines the arguments themselves)."""
+"""The ``glove-mcp`` command's parser pieces: the parser class (which suggests the command or
+flag meant), the help formatter, ``--version``, the global flags every command accepts, value
+types that name their flag's limits, the options several commands share, and command parsers
+built only for the command that runs. Each command's module adds its own parser
+(``add_parser``) and names its handler; ``glove_mcp.cli.main`` puts them together."""
 
 from __future__ import annotations
 
@@ -10,9 +12,96 @@ import os
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+    from typing import Any, NoReturn
 
-__all__ = ["Formatter", "Version", "at_least", "port", "subcommand"]
+__all__ = [
+    "DEFAULT_MODEL",
+    "Formatter",
+    "Parser",
+    "Version",
+    "at_least",
+    "catalogue_and_store",
+    "global_options",
+    "json_output",
+    "model_options",
+    "port",
+    "subcommand",
+    "token_database",
+]
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+
+
+class Parser(argparse.ArgumentParser):
+    """An argument parser that says which command or flag was probably meant ("did you
+    mean"), and lists its own commands and flags (for suggestions and shell completion)."""
+
+    summary = ""
+    """The one line the parent's help shows for this command."""
+
+    def error(self, message: str) -> NoReturn:
+        import re
+
+        wrong = re.match(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if wrong:
+            choices = re.findall(r"'([^']*)'", wrong.group(2))
+            message = f"unknown command {wrong.group(1)!r}" + did_you_mean(wrong.group(1), choices)
+            message += f" (commands: {', '.join(choices)})"
+        super().error(message)
+
+    def unknown_flags(self, extras: Sequence[str]) -> NoReturn:
+        """Refuse the words this command did not understand, suggesting the flag meant."""
+        flags = [word.split("=", 1)[0] for word in extras if word.startswith("-")]
+        hint = did_you_mean(flags[0], self.flags()) if flags else ""
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+    def flags(self) -> list[str]:
+        """The option strings this parser accepts (``--json``, ``-h`` …)."""
+        return [flag for action in self._actions for flag in action.option_strings]
+
+    def flag_help(self) -> list[tuple[list[str], str]]:
+        """Each option's strings and help text (options whose help is hidden left out)."""
+        return [
+            (list(action.option_strings), action.help or "")
+            for action in self._actions
+            if action.option_strings and action.help != argparse.SUPPRESS
+        ]
+
+    def commands(self) -> dict[str, Parser]:
+        """This parser's commands (or ``servers``' actions), by name; empty if it has none."""
+        for action in self._actions:
+            if action.nargs == argparse.PARSER and isinstance(action.choices, dict):
+                return dict(action.choices)
+        return {}
+
+
+def did_you_mean(word: str, choices: Sequence[str]) -> str:
+    """``"; did you mean 'x'?"`` for the choice closest to ``word``, or ``""``."""
+    import difflib
+
+    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def global_options(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
+    """The flags every command accepts, before or after its name: ``--debug`` and
+    ``--catalogue``. On a command's parser they default to "not given", so that a flag given
+    before the command is not reset by the command's parser."""
+    unset: dict[str, Any] = {} if top else {"default": argparse.SUPPRESS}
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show tracebacks and debug logs",
+        **({"default": False} if top else unset),
+    )
+    parser.add_argument(
+        "--catalogue",
+        metavar="FILE",
+        help="a TOML catalogue ([[servers]] id, name, description, url or command, tags); "
+        "default: servers.toml in the configuration folder ($XDG_CONFIG_HOME/glove) if it "
+        "exists, else Notion and Linear",
+        **unset,
+    )
 
 
 class Formatter(argparse.HelpFormatter):
@@ -78,22 +167,28 @@ class _Unused:
 
 
 def subcommand(
-    commands: Any, name: str, summary: str, about: str, examples: str
-) -> argparse.ArgumentParser:
+    commands: Any, name: str, summary: str, about: str, examples: str, usage: str | None = None
+) -> Parser:
     """Add command ``name`` to ``commands`` (the subparsers action, whose ``wanted`` attribute
     names the command this run uses, or None for all) and return its parser: with its
-    description and examples when it is wanted, else a stand-in that ignores the arguments."""
-    if commands.wanted not in (name, None):
+    description, examples and the global flags when it is wanted, else a stand-in that
+    ignores the arguments."""
+    if getattr(commands, "wanted", None) not in (name, None):
         commands.add_parser(name, help=summary, formatter_class=Formatter)
         unused: Any = _Unused()
         return unused  # type: ignore[no-any-return]
-    sub: argparse.ArgumentParser = commands.add_parser(
+    sub: Parser = commands.add_parser(
         name,
         help=summary,
         description=about,
         epilog="examples:\n" + examples,
         formatter_class=Formatter,
+        usage=usage,
     )
+    sub.summary = summary
+    global_options(sub)
+    # The innermost command's parser, which judges the flags it was given.
+    sub.set_defaults(command_parser=sub)
     return sub
 
 
@@ -123,3 +218,56 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text}")
     return value
+
+
+def catalogue_and_store(sub: argparse.ArgumentParser, *, shared: bool = True) -> None:
+    """``--store``: where the command keeps OAuth tokens (``--catalogue`` is global)."""
+    sub.add_argument(
+        "--store",
+        choices=["file", "keyring"],
+        default=None,
+        help="where OAuth tokens live: a 0600 file in the data dir, or the OS keyring "
+        "(default: the --database when there is one, else file)"
+        if shared
+        else "where OAuth tokens live: a 0600 file in the data dir (default), or the OS keyring",
+    )
+
+
+def token_database(sub: argparse.ArgumentParser) -> None:
+    """``--database`` and ``--database-timeout``: tokens shared by several ``serve``s."""
+    group = sub.add_argument_group("tokens shared by several serve instances (PostgreSQL)")
+    group.add_argument(
+        "--database",
+        metavar="URL",
+        help="keep the OAuth tokens in the PostgreSQL database that `glove-mcp serve "
+        "--database URL` uses (default $GLOVE_DATABASE_URL); instead of --store",
+    )
+    group.add_argument(
+        "--database-timeout",
+        type=at_least(0, float, strict=True),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long to wait for the database to answer (default 30)",
+    )
+
+
+def json_output(sub: argparse.ArgumentParser) -> None:
+    """``--json``."""
+    sub.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def model_options(sub: argparse.ArgumentParser) -> None:
+    """``--model``, ``--script`` and ``--db``: what ``chat`` and ``serve`` talk with."""
+    sub.add_argument(
+        "--model",
+        default=os.environ.get("GLOVE_MODEL", DEFAULT_MODEL),
+        help=f"Claude model (default {DEFAULT_MODEL}, or $GLOVE_MODEL; needs ANTHROPIC_API_KEY)",
+    )
+    sub.add_argument(
+        "--script",
+        metavar="FILE",
+        help="offline: replies from a JSON script instead of a model (see the README)",
+    )
+    sub.add_argument(
+        "--db", metavar="FILE", help="the SQLite file (default: in the data dir, 0600)"
+    )
