@@ -42,11 +42,16 @@ class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         import re
 
-        wrong = re.match(r"argument \S+: invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        wrong = re.match(r"argument (\S+): invalid choice: '([^']*)' \(choose from (.*)\)", message)
         if wrong:
-            choices = re.findall(r"'([^']*)'", wrong.group(2))
-            message = f"unknown command {wrong.group(1)!r}" + did_you_mean(wrong.group(1), choices)
-            message += f" (commands: {', '.join(choices)})"
+            argument, word = wrong.group(1), wrong.group(2)
+            choices = re.findall(r"'([^']*)'", wrong.group(3))
+            hint = did_you_mean(word, choices)
+            if argument in ("COMMAND", "ACTION"):
+                kind = argument.lower()
+                message = f"unknown {kind} {word!r}{hint} ({kind}s: {', '.join(choices)})"
+            else:
+                message += hint
         super().error(message)
 
     def unknown_flags(self, extras: Sequence[str]) -> NoReturn:

@@ -15,14 +15,6 @@ from __future__ import annotations
 
 import os
 
-from glove_mcp.cli.config import (
-    DEFAULT_SERVERS,
-    CatalogueFileError,
-    catalogue_file_name,
-    entries_from_toml,
-    load_catalogue,
-)
-from glove_mcp.cli.errors import CliError
 from glove_mcp.cli.parser import (
     at_least,
     catalogue_and_store,
@@ -180,6 +172,8 @@ def list_servers(args: argparse.Namespace) -> int:
     """Print the catalogue: one line per server, or JSON with ``--json``."""
     import json
 
+    from glove_mcp.cli.config import load_catalogue
+
     entries = load_catalogue(args.catalogue)
     if args.json:
         rows = [entry.model_dump(exclude_defaults=True) for entry in entries]
@@ -195,6 +189,8 @@ def list_servers(args: argparse.Namespace) -> int:
 def _target_file(args: argparse.Namespace) -> Path:
     from pathlib import Path
 
+    from glove_mcp.cli.config import catalogue_file_name
+
     return Path(args.catalogue or catalogue_file_name()).expanduser()
 
 
@@ -204,6 +200,13 @@ def _read(file: Path, *, create: bool) -> Any:
     from pathlib import Path
 
     import tomlkit
+
+    from glove_mcp.cli.config import (
+        DEFAULT_SERVERS,
+        CatalogueFileError,
+        catalogue_file_name,
+        entries_from_toml,
+    )
 
     try:
         text = file.read_text(encoding="utf-8")
@@ -238,6 +241,7 @@ def _write(file: Path, document: Any) -> None:
 
     import tomlkit
 
+    from glove_mcp.cli.config import CatalogueFileError, entries_from_toml
     from glove_mcp.oauth._private_files import make_private_dirs
 
     file = file.resolve()
@@ -274,6 +278,7 @@ def add_server(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.cli.errors import CliError
 
     if bool(args.url) == bool(args.command_line):
         raise CliError(
@@ -320,6 +325,8 @@ def add_server(args: argparse.Namespace) -> int:
 
 def remove_server(args: argparse.Namespace) -> int:
     """Remove a server from the catalogue file; forget its stored tokens if asked."""
+    from glove_mcp.cli.errors import CliError
+
     file = _target_file(args)
     document = _read(file, create=args.catalogue is None)
     servers = document.get("servers")
@@ -363,6 +370,8 @@ def remove_server(args: argparse.Namespace) -> int:
 
 
 def _index_of(servers: Any, server_id: str, file: Path, action: str) -> int:
+    from glove_mcp.cli.errors import CliError
+
     index = next((i for i, table in enumerate(servers) if table.get("id") == server_id), None)
     if index is None:
         from glove_mcp.cli.parser import did_you_mean
@@ -409,6 +418,7 @@ def set_url(args: argparse.Namespace) -> int:
     from pydantic import ValidationError
 
     from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.cli.errors import CliError
 
     file = _target_file(args)
     document = _read(file, create=args.catalogue is None)
@@ -440,6 +450,7 @@ def servers_test(args: argparse.Namespace) -> Coroutine[Any, Any, int]:
 async def _servers_test(args: argparse.Namespace) -> int:
     import json
 
+    from glove_mcp.cli.config import load_catalogue
     from glove_mcp.cli.errors import command_hint
     from glove_mcp.cli.login import entry_named
     from glove_mcp.cli.progress import Progress

@@ -12,9 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from glove_mcp.cli.config import DEFAULT_SERVERS, catalogue_file_name, token_file_name
 from glove_mcp.cli.parser import catalogue_and_store, json_output, subcommand, token_database
-from glove_mcp.cli.token_kind import store_kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -64,6 +62,8 @@ class _Unusual(Exception):
 def status(args: argparse.Namespace) -> int:
     """Print one line per catalogue server (or, with ``--json``, one JSON list); with
     ``--check``, exit 1 when a server needs attention."""
+    from glove_mcp.cli.token_kind import store_kind
+
     if args.database or args.store is not None:
         from glove_mcp.cli.tokens import check_token_flags
 
@@ -89,6 +89,8 @@ def _catalogue_servers(path: str | None) -> list[dict[str, Any]]:
     """Each server's id, url and command, read with the standard library alone when every
     entry is plainly valid (``plainly_valid``); anything else goes to ``load_catalogue``, the
     one validation every command applies, which names the problem."""
+    from glove_mcp.cli.config import DEFAULT_SERVERS, catalogue_file_name
+
     servers: Any = list(DEFAULT_SERVERS)
     if path is None and os.path.exists(catalogue_file_name()):
         path = catalogue_file_name()
@@ -148,6 +150,8 @@ def plainly_valid(raw: object) -> bool:
 
 def _logins(store: str) -> dict[str, dict[str, Any]]:
     """Each key's stored tokens (a dict from the token file), for keys that have some."""
+    from glove_mcp.cli.config import token_file_name
+
     if store != "file":
         raise _Unusual
     try:
