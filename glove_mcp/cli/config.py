@@ -131,7 +131,11 @@ def _move_old_catalogue(old: str, new: str) -> None:
         )
         return
     try:
-        os.makedirs(os.path.dirname(new), mode=0o700, exist_ok=True)
+        from pathlib import Path
+
+        from glove_mcp.oauth._private_files import make_private_dirs
+
+        make_private_dirs(Path(new).parent)  # 0700 for each folder made, as for the tokens
         try:
             os.link(old, new)  # never replaces a file another process just wrote there
         except OSError:
