@@ -1,7 +1,7 @@
 """The OAuth token store of ``glove-mcp auth``, ``status`` and ``logout``, and of ``serve
 --database``: the file, the keyring, or the PostgreSQL database's ``PostgresOAuthStore``.
 
-Which one follows ``_cli_token_kind.store_kind`` (an explicit ``--store`` wins, else
+Which one follows ``token_kind.store_kind`` (an explicit ``--store`` wins, else
 ``--database``, else the file). ``auth``, ``status`` and ``logout`` have no other use for a
 database, so there ``--store`` and ``--database`` together are refused.
 """
