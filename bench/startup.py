@@ -8,7 +8,7 @@ interpreter and site-packages):
 - ``glove-mcp --help``;
 - ``glove-mcp status`` (the built-in catalogue) and ``glove-mcp status --catalogue FILE`` (two
   servers in a TOML file), with a token file holding one login (the default store), in a
-  temporary ``GLOVE_HOME``;
+  temporary ``GLOVE_HOME`` and ``XDG_CONFIG_HOME``;
 - ``glove-mcp --version``;
 - ``chat: first line``: until ``glove-mcp chat --script FILE`` prints its first line (the
   session and how to resume it), the wait a person sees before anything happens; it loads the
@@ -101,12 +101,15 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp)
-        catalogue = home / "servers.toml"
+        # The default catalogue, in the configuration folder, and one named by --catalogue.
+        (home / "config" / "glove").mkdir(parents=True)
+        (home / "config" / "glove" / "servers.toml").write_text(CATALOGUE, encoding="utf-8")
+        catalogue = home / "team.toml"
         catalogue.write_text(CATALOGUE, encoding="utf-8")
         _token_file(home / "oauth.json")
         script = home / "script.json"
         script.write_text('["hello"]', encoding="utf-8")
-        env = {**os.environ, "GLOVE_HOME": str(home)}
+        env = {**os.environ, "GLOVE_HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")}
         # As installed for a user: bytecode cached (pip compiles on install; the warm-up
         # round writes it here), not recompiled from source on every start.
         env.pop("PYTHONDONTWRITEBYTECODE", None)

@@ -12,7 +12,7 @@ from typing import Any
 
 import httpx2
 
-from glove_mcp._demo import _browse
+from glove_mcp.cli.demo_stack import _browse
 from glove_mcp.testing import serve, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 

@@ -21,7 +21,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from glove_core import DisplayManager
-from glove_mcp._console_prompts import ElicitationPrompter
+from glove_mcp.cli.console_prompts import ElicitationPrompter
 from glove_mcp.connect.elicitation import OnElicitation, answer_elicitation
 
 HERE = Path(__file__).resolve().parent

@@ -281,7 +281,7 @@ def run_on_terminal(
 
 async def browse(url: str) -> None:
     """The person's browser: follow the authorization redirects to the callback listener."""
-    from glove_mcp._demo import _browse
+    from glove_mcp.cli.demo_stack import _browse
 
     await _browse(url)
 

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from glove_core import Glove, RequestResult, ScriptedModel, ToolCall, ToolResultData
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp._cli_config import CatalogueFileError, load_catalogue
+from glove_mcp.cli.config import CatalogueFileError, load_catalogue
 from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import build_probe_server
 

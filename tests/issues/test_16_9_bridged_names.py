@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp._cli_config import CatalogueFileError, load_catalogue
 from glove_mcp.catalogue import MAX_ID_LENGTH
+from glove_mcp.cli.config import CatalogueFileError, load_catalogue
 from glove_mcp.mount.bridge import bridged_tool_name, split_bridged_name
 from glove_mcp.testing import serve
 

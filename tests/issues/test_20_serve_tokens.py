@@ -21,10 +21,10 @@ import httpx2
 import pytest
 
 from glove_core.postgres import PostgresDatabase
-from glove_mcp._cli_errors import command_hint
-from glove_mcp._cli_token_kind import DATABASE_ENV
 from glove_mcp.adapter_postgres import PostgresMcpAdapter
 from glove_mcp.cli import main
+from glove_mcp.cli.errors import command_hint
+from glove_mcp.cli.token_kind import DATABASE_ENV
 from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 from glove_mcp.testing.oauth_server import serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server

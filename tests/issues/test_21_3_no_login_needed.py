@@ -80,8 +80,8 @@ async def test_a_server_naming_its_metadata_only_in_www_authenticate_uses_oauth(
     from starlette.responses import JSONResponse, Response
     from starlette.routing import Route
 
-    from glove_mcp._cli_probe import probe
     from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.cli.probe import probe
     from glove_mcp.testing import serve
 
     async def mcp(request: Request) -> Response:

@@ -33,7 +33,7 @@ def _speaks_flags(text: str) -> None:
 def test_library_advice_becomes_flags_and_hints_keep_the_options() -> None:
     import argparse
 
-    from glove_mcp._cli_errors import terminal_message
+    from glove_mcp.cli.errors import terminal_message
 
     args = argparse.Namespace(catalogue="my servers.toml", store="keyring")
     hint = "glove-mcp auth tracker --catalogue 'my servers.toml' --store keyring"

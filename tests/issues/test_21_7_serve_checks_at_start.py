@@ -31,8 +31,8 @@ KEY = {"GLOVE_API_KEY": "k"}
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))
 def test_each_kind_of_bad_script_is_named(tmp_path: Path, name: str) -> None:
-    from glove_mcp._cli_errors import CliError
-    from glove_mcp._cli_script import read_script
+    from glove_mcp.cli.errors import CliError
+    from glove_mcp.cli.script import read_script
 
     text, expected = SCRIPTS[name]
     script = tmp_path / name
@@ -61,7 +61,7 @@ def test_a_bad_script_stops_serve_at_start(
 
 def test_a_good_script_still_serves(tmp_path: Path) -> None:
     from glove_core import ScriptedModel
-    from glove_mcp._cli_script import load_script
+    from glove_mcp.cli.script import load_script
 
     script = tmp_path / "ok.json"
     script.write_text(json.dumps({"latency": 0, "replies": ["hi", {"text": "t"}]}))

@@ -1,4 +1,10 @@
-"""Where the ``glove-mcp`` command keeps things, and how it reads a catalogue file."""
+"""Where the ``glove-mcp`` command keeps things, and how it reads a catalogue file.
+
+Configuration (the catalogue, ``servers.toml``) lives in ``$XDG_CONFIG_HOME/glove`` (default
+``~/.config/glove``); data (tokens, databases) in ``$GLOVE_HOME``, else
+``$XDG_DATA_HOME/glove`` (default ``~/.local/share/glove``). A ``servers.toml`` left in the
+data folder by an earlier version is moved to the configuration folder once, saying so.
+"""
 
 from __future__ import annotations
 
@@ -22,6 +28,7 @@ __all__ = [
     "DEFAULT_SERVERS",
     "CatalogueFileError",
     "catalogue_file_name",
+    "config_dir_name",
     "data_dir",
     "data_dir_name",
     "database_file",
@@ -94,10 +101,68 @@ def data_dir() -> Path:
     return Path(data_dir_name())
 
 
+def config_dir_name() -> str:
+    """``$XDG_CONFIG_HOME/glove``, else ``~/.config/glove``: where the catalogue lives."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return os.path.join(base, "glove")
+
+
 def catalogue_file_name() -> str:
-    """The catalogue used when no ``--catalogue`` is given, if it exists:
-    ``servers.toml`` in the data directory (``glove-mcp servers add`` creates it)."""
-    return os.path.join(data_dir_name(), "servers.toml")
+    """The catalogue used when no ``--catalogue`` is given, if it exists: ``servers.toml``
+    in the configuration folder (``glove-mcp servers add`` creates it). One left in the data
+    folder by an earlier version is moved there first (once, saying so on stderr)."""
+    name = os.path.join(config_dir_name(), "servers.toml")
+    _move_old_catalogue(os.path.join(data_dir_name(), "servers.toml"), name)
+    return name
+
+
+def _move_old_catalogue(old: str, new: str) -> None:
+    """Move the data folder's ``servers.toml`` (where versions before 0.2 kept it) to the
+    configuration folder, unless one is there already; nothing is deleted or overwritten."""
+    import sys
+
+    if not os.path.isfile(old) or os.path.abspath(old) == os.path.abspath(new):
+        return
+    if os.path.exists(new):
+        print(
+            f"glove-mcp: note: {old} is not read: the catalogue is {new} now; move what you "
+            "need from the old file and delete it",
+            file=sys.stderr,
+        )
+        return
+    try:
+        from pathlib import Path
+
+        from glove_mcp.oauth.private_files import make_private_dirs
+
+        make_private_dirs(Path(new).parent)  # 0700 for each folder made, as for the tokens
+        try:
+            os.link(old, new)  # never replaces a file another process just wrote there
+        except OSError:
+            import shutil
+
+            # Another file system (or no hard links): copy to a temporary name, then rename
+            # into place, so a half-copied catalogue is never read.
+            temporary = f"{new}.moving-{os.getpid()}"
+            shutil.copy2(old, temporary)
+            if os.path.exists(new):
+                os.unlink(temporary)
+                return
+            os.replace(temporary, new)
+        os.unlink(old)
+    except OSError as exc:
+        from glove_mcp.cli.errors import CliError
+
+        raise CliError(
+            f"cannot move the catalogue {old} to {new}: {exc.strerror or exc}; move it by hand "
+            "(or pass --catalogue FILE)",
+            2,
+        ) from None
+    print(
+        f"glove-mcp: moved the catalogue {old} to {new} (configuration now lives in "
+        "$XDG_CONFIG_HOME/glove, default ~/.config/glove)",
+        file=sys.stderr,
+    )
 
 
 def load_catalogue(path: str | Path | None) -> list[McpCatalogueEntry]:
@@ -194,7 +259,7 @@ def private_file(path: Path) -> Path:
     except FileExistsError:
         return path
     except OSError as exc:
-        from glove_mcp._cli_errors import CliError
+        from glove_mcp.cli.errors import CliError
 
         raise CliError(f"cannot create {str(path)!r}: {exc.strerror or exc}", 2) from None
     os.close(descriptor)

@@ -10,7 +10,7 @@ import pytest
 
 from glove_core import Glove, ScriptedModel
 from glove_mcp import McpCatalogueEntry, McpMount, MemoryMcpAdapter, mount_mcp
-from glove_mcp._cli_prompts import handle_prompt_command
+from glove_mcp.cli.prompt_command import handle_prompt_command
 from glove_mcp.testing import build_docs_server, build_paged_server, serve
 
 

@@ -29,7 +29,7 @@ from glove_core import Message, ModelAdapter, ScriptedModel, ToolCall
 from glove_core.abort import AbortSignal
 from glove_core.models.base import ModelRequest, ModelResponse
 from glove_core.subscribers import Notify
-from glove_mcp._cli_errors import CliError
+from glove_mcp.cli.errors import CliError
 
 __all__ = ["HistoryScript", "load_script", "read_script", "script_model"]
 

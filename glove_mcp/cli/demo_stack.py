@@ -28,10 +28,10 @@ from glove_core import (
     ToolCall,
 )
 from glove_core.models.scripted import ScriptItem
-from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
-from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp.adapter import MemoryMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.cli.console import ConsolePrinter, chat_loop
+from glove_mcp.cli.progress import Progress, color_wanted, retrying_policy
 from glove_mcp.discovery import FIND_CAPABILITY
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import MemoryOAuthStore, OAuthTokenSource, run_mcp_oauth

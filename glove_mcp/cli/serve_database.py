@@ -18,8 +18,8 @@ from typing import Any
 from glove_core import Glove, GloveError, SqliteEventQueue
 from glove_core.abort import AbortSignal
 from glove_core.event_queue import EventQueue
-from glove_mcp._cli_errors import CliError
 from glove_mcp.adapter import McpAdapter, SqliteMcpAdapter
+from glove_mcp.cli.errors import CliError
 from glove_mcp.errors import GloveMcpError
 from glove_mcp.mount import McpMount
 from glove_mcp.server.session_storage import SessionStore

@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from glove_core import DisplayManager, Slot
 from glove_core.errors import SlotNotFoundError
-from glove_mcp._console import plain
+from glove_mcp.cli.console import plain
 from glove_mcp.connect.elicitation import ELICITATION_RENDERER
 from glove_mcp.connect.elicitation_schema import (
     FormError,

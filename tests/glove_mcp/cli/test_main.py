@@ -17,8 +17,8 @@ import pytest
 
 from glove_core import ScriptedModel
 from glove_core.resources import AsyncResource
-from glove_mcp._demo import _browse
 from glove_mcp.cli import main
+from glove_mcp.cli.demo_stack import _browse
 from glove_mcp.testing import OAuthTestServer, serve, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 from tests.issues._cli21 import Servers, in_process
@@ -389,7 +389,7 @@ def test_chat_closes_its_model_when_it_ends(
     # The command builds one model and must close it (its HTTP client's socket otherwise
     # stays open until the process ends).
     monkeypatch.setattr(
-        "glove_mcp._cli_agent._model", lambda args, progress: ClosableScript(["hello"])
+        "glove_mcp.cli.agent._model", lambda args, progress: ClosableScript(["hello"])
     )
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
     ClosableScript.closed = 0

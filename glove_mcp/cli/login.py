@@ -9,17 +9,18 @@ import errno
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
-from glove_mcp._cli_config import load_catalogue, token_file
-from glove_mcp._cli_errors import CliError, command_hint, in_flags
-from glove_mcp._cli_probe import Reach, probe, stdio_problem
-from glove_mcp._cli_progress import Progress
-from glove_mcp._cli_token_kind import store_kind
-from glove_mcp._cli_tokens import check_token_flags, command_token_store
 from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.cli.config import load_catalogue, token_file
+from glove_mcp.cli.errors import CliError, command_hint, in_flags
+from glove_mcp.cli.probe import Reach, probe, stdio_problem
+from glove_mcp.cli.progress import Progress
+from glove_mcp.cli.token_kind import store_kind
+from glove_mcp.cli.tokens import check_token_flags, command_token_store
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
+from glove_mcp.oauth import OAuthResult, OAuthState, OAuthStore, OAuthTokenSource, run_mcp_oauth
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -115,8 +116,33 @@ async def _login(
         progress.clear()
         print(f"  {text}", flush=True)
 
+    kept = await store.get(entry.id) if args.force else None
     try:
-        result = await run_mcp_oauth(
+        used = _Forced(store, entry.id) if kept is not None else store
+        result = await _run_login(args, entry, client, used, say)
+    except BaseException:
+        if kept is not None:
+            # A forced login that failed leaves the tokens it started from, not none.
+            await store.set(entry.id, kept)
+        raise
+    finally:
+        if fresh_file:
+            _drop_if_empty(tokens)
+    tools = f", {result.tool_count} tools" if result.tool_count is not None else ""
+    print(f"{entry.id}: {result.status}{tools}")
+    return 0
+
+
+async def _run_login(
+    args: argparse.Namespace,
+    entry: McpCatalogueEntry,
+    client: dict[str, str] | None,
+    store: OAuthStore,
+    say: Callable[[str], None],
+) -> OAuthResult:
+    """``run_mcp_oauth`` for ``entry``, its failures worded for the terminal."""
+    try:
+        return await run_mcp_oauth(
             entry.url,
             store,
             entry.id,
@@ -143,12 +169,37 @@ async def _login(
                 2,
             ) from None
         raise
-    finally:
-        if fresh_file:
-            _drop_if_empty(tokens)
-    tools = f", {result.tool_count} tools" if result.tool_count is not None else ""
-    print(f"{entry.id}: {result.status}{tools}")
-    return 0
+
+
+class _Forced:
+    """The command's store as ``auth --force`` shows it to the login: the server's tokens
+    hidden until the login stores new ones, so tokens that still work are not taken as
+    "already logged in" (its client registration is kept and reused)."""
+
+    def __init__(self, store: OAuthStore, key: str) -> None:
+        self._store = store
+        self._key = key
+        self._hiding = True
+
+    async def get(self, key: str) -> OAuthState | None:
+        state = await self._store.get(key)
+        if key == self._key and self._hiding and state is not None:
+            return state.model_copy(update={"tokens": None})
+        return state
+
+    async def set(self, key: str, state: OAuthState) -> None:
+        if key == self._key:
+            self._hiding = False
+        await self._store.set(key, state)
+
+    async def delete(self, key: str) -> None:
+        if key == self._key:
+            self._hiding = False
+        await self._store.delete(key)
+
+    async def clear(self) -> None:
+        self._hiding = False
+        await self._store.clear()
 
 
 def _drop_if_empty(path: Path) -> None:
@@ -163,7 +214,16 @@ def _drop_if_empty(path: Path) -> None:
 
 async def logout(args: argparse.Namespace) -> int:
     check_token_flags(args)
-    entry = entry_named(load_catalogue(args.catalogue), args.id)
+    entries = load_catalogue(args.catalogue)
+    if args.local_only and all(entry.id != args.id for entry in entries):
+        # A server removed from the catalogue (``servers remove --keep-tokens``): its tokens
+        # can still be deleted here, by id; revoking needs its URL, which is gone.
+        async with command_token_store(args) as store:
+            if await store.get(args.id) is not None:
+                await store.delete(args.id)
+                print(f"{args.id}: its stored tokens were deleted (it is not in the catalogue)")
+                return 0
+    entry = entry_named(entries, args.id)
     async with command_token_store(args) as store:
         return await _logout_from(args, entry, store)
 

@@ -12,15 +12,45 @@ from __future__ import annotations
 import os
 import time
 
-from glove_mcp._cli_config import DEFAULT_SERVERS, catalogue_file_name, token_file_name
-from glove_mcp._cli_token_kind import store_kind
+from glove_mcp.cli.parser import catalogue_and_store, json_output, subcommand, token_database
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
     import argparse
     from typing import Any
 
-__all__ = ["status"]
+__all__ = ["NAME", "add_parser", "status"]
+
+NAME = "status"
+
+
+def add_parser(commands: Any) -> None:
+    """Add ``status`` to the command's subparsers."""
+    sub = subcommand(
+        commands,
+        NAME,
+        "show which servers have tokens, and expiry",
+        "One line per catalogue server: logged in (and when the token expires), no tokens, "
+        "or no login needed (stdio servers). --check also asks every HTTP server (with the "
+        "stored tokens, where there are some) and says which need attention.",
+        "  glove-mcp status\n  glove-mcp status --check\n  glove-mcp status --json\n"
+        "\nexit status:\n"
+        "  0  all good (with --check: every server answered as expected)\n"
+        "  1  with --check: something needs attention (a server down, a login needed or no\n"
+        "     longer working)\n"
+        "  2  a usage or catalogue mistake\n",
+    )
+    sub.add_argument(
+        "--check",
+        action="store_true",
+        help="ask every HTTP server whether it answers (with its tokens, if stored), and exit "
+        "1 if one needs attention",
+    )
+    catalogue_and_store(sub)
+    token_database(sub)
+    json_output(sub)
+    sub.set_defaults(handler=status, light=True)
+
 
 _TOKEN_FILE_FORMAT = ("glove-mcp-oauth", 1)
 
@@ -30,11 +60,20 @@ class _Unusual(Exception):
 
 
 def status(args: argparse.Namespace) -> int:
-    """Print one line per catalogue server (or, with ``--json``, one JSON list)."""
+    """Print one line per catalogue server (or, with ``--json``, one JSON list); with
+    ``--check``, exit 1 when a server needs attention."""
+    from glove_mcp.cli.token_kind import store_kind
+
     if args.database or args.store is not None:
-        from glove_mcp._cli_tokens import check_token_flags
+        from glove_mcp.cli.tokens import check_token_flags
 
         check_token_flags(args)
+    if args.check:
+        import asyncio
+
+        # Every server is contacted: the SDK gets loaded anyway, so the full readers (the
+        # one catalogue validation, any token store) cost nothing extra.
+        return asyncio.run(_status_in_full(args))
     try:
         servers = _catalogue_servers(args.catalogue)
         logins = _logins(store_kind(args))
@@ -42,16 +81,16 @@ def status(args: argparse.Namespace) -> int:
         import asyncio
 
         return asyncio.run(_status_in_full(args))
-    if args.check:
-        import asyncio
-
-        return asyncio.run(_status_checked(args, servers, logins))
     _report(args, [_row(args, server, logins.get(server["id"])) for server in servers])
     return 0
 
 
 def _catalogue_servers(path: str | None) -> list[dict[str, Any]]:
-    """Each server's id, url and command, read with the standard library alone."""
+    """Each server's id, url and command, read with the standard library alone when every
+    entry is plainly valid (``plainly_valid``); anything else goes to ``load_catalogue``, the
+    one validation every command applies, which names the problem."""
+    from glove_mcp.cli.config import DEFAULT_SERVERS, catalogue_file_name
+
     servers: Any = list(DEFAULT_SERVERS)
     if path is None and os.path.exists(catalogue_file_name()):
         path = catalogue_file_name()
@@ -65,24 +104,54 @@ def _catalogue_servers(path: str | None) -> list[dict[str, Any]]:
             raise _Unusual from None
     found: list[dict[str, Any]] = []
     for raw in servers if isinstance(servers, list) else ():
-        if not isinstance(raw, dict) or not all(
-            isinstance(raw.get(field), str) for field in ("id", "name", "description")
-        ):
-            raise _Unusual
-        url, command = raw.get("url", ""), raw.get("command", [])
-        plain_url = isinstance(url, str) and url.startswith(("http://", "https://"))
-        plain_command = isinstance(command, list) and all(isinstance(c, str) for c in command)
-        if not (plain_url and not command) and not (plain_command and command and not url):
+        if not plainly_valid(raw):
             raise _Unusual  # let the full reader say what is wrong with it
-        found.append({"id": raw["id"], "url": url, "command": command})
+        found.append(
+            {"id": raw["id"], "url": raw.get("url", ""), "command": raw.get("command", [])}
+        )
     ids = [server["id"] for server in found]
     if not ids or len(set(ids)) != len(ids):
         raise _Unusual
     return found
 
 
+_PLAIN_FIELDS = frozenset({"id", "name", "description", "url", "command", "tags"})
+_PLAIN_ID = r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*"
+_PLAIN_URL = r"https?://[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?(?:[/?#][!-~]*)?"
+
+
+def plainly_valid(raw: object) -> bool:
+    """Whether a raw catalogue entry is one ``McpCatalogueEntry`` certainly accepts, judged
+    with the standard library alone: the common fields only, each of a plain form. False
+    means "not sure", never "invalid": the caller then asks the full validation."""
+    import re
+
+    if not isinstance(raw, dict) or not set(raw) <= _PLAIN_FIELDS:
+        return False
+    if not all(isinstance(raw.get(field), str) for field in ("id", "name", "description")):
+        return False
+    server_id = raw["id"]
+    if len(server_id) > 40 or not re.fullmatch(_PLAIN_ID, server_id):
+        return False
+    tags = raw.get("tags", [])
+    if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
+        return False
+    url, command = raw.get("url", ""), raw.get("command", [])
+    if not isinstance(url, str) or not isinstance(command, list):
+        return False
+    if url:
+        return not command and re.fullmatch(_PLAIN_URL, url) is not None
+    return (
+        bool(command)
+        and all(isinstance(part, str) for part in command)
+        and bool(command[0].strip())
+    )
+
+
 def _logins(store: str) -> dict[str, dict[str, Any]]:
     """Each key's stored tokens (a dict from the token file), for keys that have some."""
+    from glove_mcp.cli.config import token_file_name
+
     if store != "file":
         raise _Unusual
     try:
@@ -124,7 +193,7 @@ def _row(
     checked: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """What ``status`` says about one server, as the JSON object ``--json`` prints."""
-    from glove_mcp._cli_errors import command_hint
+    from glove_mcp.cli.errors import command_hint
 
     row: dict[str, Any] = {
         "id": server["id"],
@@ -149,11 +218,14 @@ def _row(
             expires_at=tokens.get("expires_at"),
             refreshable=bool(tokens.get("refresh_token")),
         )
-    elif checked is not None:
+    if checked is not None:
         state, detail = checked
-        row.update(state=state, detail=detail or None)
-        if state in ("no_login_needed", "unreachable", "no_oauth"):
+        row.update(detail=detail or None)
+        if state != "ok":
+            row["state"] = state
+        if state in ("no_login_needed", "unreachable", "no_oauth", "failed"):
             row["login_command"] = None
+        row["attention"] = state not in ("ok", "no_login_needed")
     return row
 
 
@@ -180,6 +252,10 @@ def _line(row: dict[str, Any]) -> str:
         text = f"not logged in    (run: {row['login_command']})"
     elif state == "unreachable":
         text = "unreachable"
+    elif state == "login_expired":
+        text = f"login expired    (run: {row['login_command']})"
+    elif state == "failed":
+        text = "failed"
     elif state == "no_oauth":
         text = "needs a token    (not through OAuth)"
     else:
@@ -199,8 +275,8 @@ def _report(args: argparse.Namespace, rows: list[dict[str, Any]]) -> None:
 
 
 async def _status_in_full(args: argparse.Namespace) -> int:
-    from glove_mcp._cli_config import load_catalogue
-    from glove_mcp._cli_tokens import check_token_flags, command_token_store
+    from glove_mcp.cli.config import load_catalogue
+    from glove_mcp.cli.tokens import check_token_flags, command_token_store
 
     check_token_flags(args)  # also where $GLOVE_DATABASE_URL alone chose the database
     servers: list[dict[str, Any]] = []
@@ -208,7 +284,9 @@ async def _status_in_full(args: argparse.Namespace) -> int:
     entries = load_catalogue(args.catalogue)
     async with command_token_store(args) as store:
         for entry in entries:
-            servers.append({"id": entry.id, "url": entry.url, "command": entry.command})
+            servers.append(
+                {"id": entry.id, "url": entry.url, "command": entry.command, "entry": entry}
+            )
             state = await store.get(entry.id)
             tokens = state.tokens if state else None
             if tokens is not None:
@@ -216,8 +294,8 @@ async def _status_in_full(args: argparse.Namespace) -> int:
                     "expires_at": tokens.expires_at,
                     "refresh_token": tokens.refresh_token,
                 }
-    if args.check:
-        return await _status_checked(args, servers, logins)
+        if args.check:
+            return await _status_checked(args, servers, logins, store)
     _report(args, [_row(args, server, logins.get(server["id"])) for server in servers])
     return 0
 
@@ -226,22 +304,29 @@ async def _status_checked(
     args: argparse.Namespace,
     servers: list[dict[str, Any]],
     logins: dict[str, dict[str, Any]],
+    store: Any,
 ) -> int:
-    """``--check``: ask each HTTP server without tokens, at once, what it needs."""
+    """``--check``: contact every server at once (with its stored tokens, if it has some;
+    stdio servers are started), report, and exit 1 if one needs attention."""
     import asyncio
 
-    from glove_mcp._cli_probe import probe
-    from glove_mcp._cli_progress import Progress
-    from glove_mcp.catalogue import McpCatalogueEntry
+    from glove_mcp.cli.errors import command_hint
+    from glove_mcp.cli.probe import probe, stdio_problem
+    from glove_mcp.cli.progress import Progress
+    from glove_mcp.cli.server_check import try_server
 
     states = {"open": "no_login_needed", "oauth": "needs_login"}
 
-    async def check(server: dict[str, Any]) -> tuple[str, str] | None:
-        if server["command"] or server["id"] in logins:
-            return None
-        entry = McpCatalogueEntry(
-            id=server["id"], name=server["id"], description="", url=server["url"]
-        )
+    async def check(server: dict[str, Any]) -> tuple[str, str]:
+        entry = server["entry"]
+        if entry.command:
+            missing = stdio_problem(entry)
+            if missing:
+                return "failed", missing
+        if entry.command or entry.id in logins:
+            hint = command_hint(args, "auth", entry.id)
+            tried = await try_server(entry, store if entry.url else None, hint, timeout=15)
+            return tried.state, tried.detail
         reach = await probe(entry, timeout=10)
         return states.get(reach.access, reach.access), reach.detail
 
@@ -256,7 +341,7 @@ async def _status_checked(
         for server, found in zip(servers, checked, strict=True)
     ]
     _report(args, rows)
-    return 0
+    return 1 if any(row["attention"] for row in rows) else 0
 
 
 def _duration(seconds: float) -> str:

@@ -36,7 +36,7 @@ def command_hint(args: argparse.Namespace | None, *words: str) -> str:
     store = getattr(args, "store", None)
     url = None
     if args is not None:
-        from glove_mcp._cli_token_kind import database_url
+        from glove_mcp.cli.token_kind import database_url
 
         url = database_url(args)
     if store == "keyring" or (store == "file" and url):

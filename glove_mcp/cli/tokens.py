@@ -1,7 +1,7 @@
 """The OAuth token store of ``glove-mcp auth``, ``status`` and ``logout``, and of ``serve
 --database``: the file, the keyring, or the PostgreSQL database's ``PostgresOAuthStore``.
 
-Which one follows ``_cli_token_kind.store_kind`` (an explicit ``--store`` wins, else
+Which one follows ``token_kind.store_kind`` (an explicit ``--store`` wins, else
 ``--database``, else the file). ``auth``, ``status`` and ``logout`` have no other use for a
 database, so there ``--store`` and ``--database`` together are refused.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contextlib import asynccontextmanager
 
-from glove_mcp._cli_token_kind import DATABASE_ENV, database_url, store_kind
+from glove_mcp.cli.token_kind import DATABASE_ENV, database_url, store_kind
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def check_token_flags(args: argparse.Namespace) -> None:
     """For ``auth``, ``status`` and ``logout``: refuse ``--store`` with ``--database`` and a
     malformed URL, naming the flags (exit status 2). ``--store`` with the URL only in
     ``$GLOVE_DATABASE_URL`` is no contradiction: the explicit flag wins."""
-    from glove_mcp._cli_errors import CliError
+    from glove_mcp.cli.errors import CliError
 
     if args.database and args.store is not None:
         raise CliError(
@@ -36,7 +36,7 @@ def check_token_flags(args: argparse.Namespace) -> None:
             2,
         )
     if store_kind(args) == "database":
-        from glove_mcp._cli_serve_db import check_database_url
+        from glove_mcp.cli.serve_database import check_database_url
 
         url = database_url(args)
         assert url is not None
@@ -52,7 +52,7 @@ async def database_token_store(database: PostgresDatabase, url: str) -> OAuthSto
     database or one this user may not write stops the command naming ``--database``."""
     from glove_core.errors import GloveError
     from glove_core.postgres import redact_url
-    from glove_mcp._cli_errors import CliError
+    from glove_mcp.cli.errors import CliError
     from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 
     try:
@@ -69,7 +69,7 @@ async def command_token_store(args: argparse.Namespace) -> AsyncIterator[OAuthSt
     connections are closed after it)."""
     kind = store_kind(args)
     if kind != "database":
-        from glove_mcp._cli_config import open_token_store
+        from glove_mcp.cli.config import open_token_store
 
         yield open_token_store(kind)
         return

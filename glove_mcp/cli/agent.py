@@ -21,12 +21,16 @@ from glove_core import (
     SqliteStore,
 )
 from glove_core.resources import AsyncResource
-from glove_mcp._cli_config import database_file, load_catalogue, open_token_store
-from glove_mcp._cli_errors import CliError, command_hint, terminal_message
-from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
-from glove_mcp._cli_prompts import handle_prompt_command
-from glove_mcp._cli_script import load_script, read_script, script_model
-from glove_mcp._cli_serve_db import (
+from glove_mcp.adapter import SqliteMcpAdapter
+from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.cli.config import database_file, load_catalogue, open_token_store
+from glove_mcp.cli.console import ConsolePrinter, chat_loop
+from glove_mcp.cli.console_prompts import ElicitationPrompter
+from glove_mcp.cli.errors import CliError, command_hint, terminal_message
+from glove_mcp.cli.progress import Progress, color_wanted, retrying_policy
+from glove_mcp.cli.prompt_command import handle_prompt_command
+from glove_mcp.cli.script import load_script, read_script, script_model
+from glove_mcp.cli.serve_database import (
     check_database_flags,
     database_kwargs,
     follow_activations,
@@ -34,12 +38,8 @@ from glove_mcp._cli_serve_db import (
     shown,
     start_database,
 )
-from glove_mcp._cli_token_kind import store_kind
-from glove_mcp._cli_tokens import database_token_store
-from glove_mcp._console import ConsolePrinter, chat_loop
-from glove_mcp._console_prompts import ElicitationPrompter
-from glove_mcp.adapter import SqliteMcpAdapter
-from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.cli.token_kind import store_kind
+from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import mount_mcp
 from glove_mcp.oauth import OAuthStore, OAuthTokenSource
@@ -172,7 +172,7 @@ async def chat(args: argparse.Namespace) -> int:
 
 
 async def demo(args: argparse.Namespace) -> int:
-    from glove_mcp._demo import run_demo
+    from glove_mcp.cli.demo_stack import run_demo
 
     key = os.environ.get("ANTHROPIC_API_KEY")
     progress = Progress(sys.stderr)

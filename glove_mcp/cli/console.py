@@ -20,7 +20,7 @@ from glove_core.subscribers import (
     ToolUse,
     ToolUseResult,
 )
-from glove_mcp._cli_progress import Progress
+from glove_mcp.cli.progress import Progress
 from glove_mcp.subscribers import McpLog, McpProgress
 
 _LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})

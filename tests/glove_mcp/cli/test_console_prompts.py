@@ -13,7 +13,7 @@ import mcp_types as types
 import pytest
 
 from glove_core import DisplayManager
-from glove_mcp._console_prompts import ElicitationPrompter
+from glove_mcp.cli.console_prompts import ElicitationPrompter
 from glove_mcp.connect.elicitation import ELICITATION_RENDERER, answer_elicitation
 
 SCHEMA: dict[str, Any] = {
@@ -252,7 +252,7 @@ async def test_server_text_printed_by_the_console_carries_no_escape_sequences() 
 
     from glove_core import ToolResultData
     from glove_core.subscribers import ToolUseResult
-    from glove_mcp._console import ConsolePrinter
+    from glove_mcp.cli.console import ConsolePrinter
     from glove_mcp.subscribers import McpLog
 
     out = io.StringIO()
