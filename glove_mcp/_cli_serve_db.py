@@ -68,7 +68,7 @@ def check_database_url(url: str, *, driver: bool = True) -> None:
         import psycopg  # noqa: F401
     except ImportError:
         raise CliError(
-            "--database needs the PostgreSQL driver: pip install 'glove[postgres]'", 2
+            "--database needs the PostgreSQL driver: pip install 'glove-agents[postgres]'", 2
         ) from None
 
 
