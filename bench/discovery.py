@@ -12,7 +12,7 @@ Rankers, measured in the same run over the same catalogue:
   no embeddings (the default before WordLlama was fused in).
 - ``default``: ``CatalogueIndex`` / ``match_entries`` as shipped: that BM25F fused with
   WordLlama static embeddings.
-- ``semantic``: ``CatalogueIndex(ranker=SemanticRanker())``, the ``glove[semantic]`` extra
+- ``semantic``: ``CatalogueIndex(ranker=SemanticRanker())``, the ``glove-agents[semantic]`` extra
   (skipped, and said so, when the extra is not installed).
 
 A query counts at k when one of its ``accept`` ids is among the first k results. Queries are

@@ -499,7 +499,7 @@ async def run(args: argparse.Namespace) -> int:
 
     print("Loop overhead: framework time per model iteration (model answers instantly)")
     print(
-        f"python {platform.python_version()}, glove {version('glove')}, "
+        f"python {platform.python_version()}, glove {version('glove-agents')}, "
         f"pydantic {version('pydantic')}, pydantic-ai-slim {version('pydantic-ai-slim')}"
     )
     print(

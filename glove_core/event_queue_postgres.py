@@ -6,7 +6,7 @@ A ``NOTIFY`` sent with each new event tells the other instances to look: a queue
 in another process hears it (``arrived_elsewhere``), so a turn running there takes the event
 at its next tool step instead of after the turn.
 
-Needs the ``postgres`` extra (``pip install 'glove[postgres]'``).
+Needs the ``postgres`` extra (``pip install 'glove-agents[postgres]'``).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ several machines sharing one database: ``PostgresStore`` (conversations),
 ``PostgresOAuthStore`` are *components* that describe their tables as a ``PostgresSchema``
 and reach the database only through one ``PostgresDatabase`` per process.
 
-Needs the ``postgres`` extra (``pip install 'glove[postgres]'``): psycopg 3 and its pool.
+Needs the ``postgres`` extra (``pip install 'glove-agents[postgres]'``): psycopg 3 and its pool.
 
 Migrations:
     Table ``glove_store_schema`` holds one ``(component, version)`` row per component, as in
@@ -47,7 +47,7 @@ try:
     from psycopg_pool import AsyncConnectionPool, PoolTimeout
 except ImportError as exc:  # pragma: no cover - the tests install the extra
     raise ImportError(
-        "the PostgreSQL backends need the postgres extra: pip install 'glove[postgres]' "
+        "the PostgreSQL backends need the postgres extra: pip install 'glove-agents[postgres]' "
         "(psycopg 3 and psycopg-pool)"
     ) from exc
 

@@ -18,7 +18,7 @@ import pytest
 
 from glove_core.testing.postgres import PostgresServer, PostgresUnavailableError
 
-__all__ = ["postgres_server", "postgres_url", "require_postgres"]
+__all__ = ["postgres_server", "postgres_url", "require_postgres", "require_postgres_driver"]
 
 _NAMES = itertools.count()
 
@@ -30,11 +30,25 @@ def require_postgres(reason: str) -> None:
     pytest.skip(f"needs PostgreSQL: {reason}")
 
 
+_NO_DRIVER = "the driver is not installed: pip install -e '.[postgres]'"
+
+
+def require_postgres_driver() -> None:
+    """Called at the top of a test module that imports the PostgreSQL code (which imports
+    psycopg): without the ``postgres`` extra the whole module skips, saying why, instead of
+    failing to import — unless PostgreSQL is required here (``GLOVE_REQUIRE_POSTGRES=1``)."""
+    if all(importlib.util.find_spec(name) is not None for name in ("psycopg", "psycopg_pool")):
+        return
+    if os.environ.get("GLOVE_REQUIRE_POSTGRES") == "1":
+        pytest.fail(f"PostgreSQL is required here (GLOVE_REQUIRE_POSTGRES=1): {_NO_DRIVER}")
+    pytest.skip(f"needs PostgreSQL: {_NO_DRIVER}", allow_module_level=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[PostgresServer]:
     """A PostgreSQL server for this test process (skips or fails when there can be none)."""
     if importlib.util.find_spec("psycopg") is None:
-        require_postgres("the driver is not installed: pip install -e '.[postgres]'")
+        require_postgres(_NO_DRIVER)
     server = PostgresServer(tcp=True)
     try:
         server.start()

@@ -7,7 +7,7 @@ conversation) share it. The turn lock is a session-level advisory lock held on a
 its own for the turn, so turns of one conversation never overlap across machines and a holder
 that dies releases it (its connection closes).
 
-Needs the ``postgres`` extra (``pip install 'glove[postgres]'``).
+Needs the ``postgres`` extra (``pip install 'glove-agents[postgres]'``).
 """
 
 from __future__ import annotations

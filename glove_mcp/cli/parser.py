@@ -153,7 +153,7 @@ class Version(argparse.Action):
         from importlib.metadata import PackageNotFoundError, version
 
         try:
-            found = version("glove")
+            found = version("glove-agents")
         except PackageNotFoundError:
             found = "unknown (not installed)"
         print(f"glove-mcp {found}")

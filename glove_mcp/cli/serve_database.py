@@ -43,27 +43,32 @@ def check_database_flags(args: argparse.Namespace) -> None:
         return
     if args.db is not None:
         raise CliError("give --db (a SQLite file) or --database (PostgreSQL), not both", 2)
-    check_database_url(args.database)
+    check_database_url(args.database, driver=False)
     if args.database_pool_max < args.database_pool_min:
         raise CliError(
             f"--database-pool-max ({args.database_pool_max}) must be at least "
             f"--database-pool-min ({args.database_pool_min})",
             2,
         )
+    # Last: every flag mistake is named whether or not the driver is installed.
+    check_database_url(args.database)
 
 
-def check_database_url(url: str) -> None:
-    """Refuse a ``--database`` that is no PostgreSQL URL, or that the driver is missing for."""
+def check_database_url(url: str, *, driver: bool = True) -> None:
+    """Refuse a ``--database`` that is no PostgreSQL URL, or (``driver``) that the driver is
+    missing for."""
     if not url.startswith(("postgresql://", "postgres://")):
         raise CliError(
             "--database must be a postgresql:// URL, e.g. postgresql://user:password@host/glove",
             2,
         )
+    if not driver:
+        return
     try:
         import psycopg  # noqa: F401
     except ImportError:
         raise CliError(
-            "--database needs the PostgreSQL driver: pip install 'glove[postgres]'", 2
+            "--database needs the PostgreSQL driver: pip install 'glove-agents[postgres]'", 2
         ) from None
 
 

@@ -15,7 +15,7 @@ __all__ = ["ClientInfo"]
 def _package_version() -> str:
     # Cached: reading the installed metadata costs ~0.5 ms, once per connection otherwise.
     try:
-        return importlib.metadata.version("glove")
+        return importlib.metadata.version("glove-agents")
     except importlib.metadata.PackageNotFoundError:  # pragma: no cover - source checkout
         return "0"
 

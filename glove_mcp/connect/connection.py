@@ -468,7 +468,10 @@ class McpServerConnection(AsyncResource):
                 Pass one more than you will offer to learn whether there were more.
 
         Raises:
-            McpConnectionError, McpAuthExpiredError, McpProtocolError, McpStateError.
+            McpConnectionError: the server could not be reached, or the connection broke.
+            McpAuthExpiredError: the server refused the credentials, also after a refresh.
+            McpProtocolError: the server answered outside the protocol.
+            McpStateError: the connection is used after it was closed.
         """
         if limit is not None and limit < 1:
             raise ValueError(f"list_tools: limit must be at least 1, got {limit}")
@@ -519,7 +522,7 @@ class McpServerConnection(AsyncResource):
                 reconnects), or dropped the session twice.
             McpProtocolError: the server answered with a JSON-RPC error.
             McpResponseTooLargeError: the answer was over ``max_message_bytes``.
-            McpStateError: the connection is closed.
+            McpStateError: the connection is used after it was closed.
         """
 
         gate = ProgressGate(on_progress)
@@ -775,7 +778,10 @@ async def connect_mcp(
         The connected ``McpServerConnection``; close it with ``close()`` or ``async with``.
 
     Raises:
-        McpServerUnavailableError, McpTimeoutError, McpAuthExpiredError, McpProtocolError.
+        McpServerUnavailableError: the server could not be reached.
+        McpTimeoutError: the server did not answer in time.
+        McpAuthExpiredError: the server refused the credentials, also after a refresh.
+        McpProtocolError: the server answered outside the protocol.
     """
     conn = McpServerConnection(
         namespace,

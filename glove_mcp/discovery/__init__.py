@@ -7,7 +7,7 @@
   ``match_entries`` over a list).
 - ``ranker``: the ranking seam (``CatalogueRanker``, ``RankingRequest``, ``fuse_rankings``);
   ``semantic``: an embedding ranker on it (``SemanticRanker``; its default model needs the
-  ``glove[semantic]`` extra); ``default``: the default ranker (``DefaultRanker``: BM25F fused
+  ``glove-agents[semantic]`` extra); ``default``: the default ranker (``DefaultRanker``: BM25F fused
   with ``static_embeddings``, WordLlama's word embeddings shipped in its wheel).
 """
 

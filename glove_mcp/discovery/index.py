@@ -8,7 +8,7 @@ they are known; a word the catalogue lacks matches the catalogue words it begins
 two typing errors from (``_typos``). By default that score is fused with the similarity of
 WordLlama static embeddings (``default``), general knowledge of English from a maintained
 resource, so "will I need an umbrella" finds a weather server; ``ranker=None`` ranks lexically
-only, and any ``CatalogueRanker`` (the embedding ranker of the ``glove[semantic]`` extra) can
+only, and any ``CatalogueRanker`` (the embedding ranker of the ``glove-agents[semantic]`` extra) can
 be plugged in instead. What neither can tell, the catalogue's author can, in
 ``McpCatalogueEntry.keywords``.
 
@@ -391,7 +391,7 @@ def match_entries(
     shares no word with its server still finds it. Equal scores keep catalogue order. What
     the words cannot tell, the catalogue can: give entries ``keywords``; or rank another way
     with ``CatalogueIndex(entries, ranker=...)`` (None: lexically only; the embedding ranker
-    of the ``glove[semantic]`` extra).
+    of the ``glove-agents[semantic]`` extra).
 
     Args:
         entries: the catalogue, or a ``CatalogueIndex`` over it. For a list, an index built

@@ -8,7 +8,7 @@ fusion) is the usual way to combine a ranker's own order with the lexical one.
 Pass a ranker where discovery ranks: ``CatalogueIndex(entries, ranker=...)`` (and so
 ``match_entries(index, ...)``), or ``mount_mcp(..., discovery_ranker=...)`` for the
 ``find_capability`` subagent. ``glove_mcp.discovery.semantic.SemanticRanker`` (the
-``glove[semantic]`` extra) is one.
+``glove-agents[semantic]`` extra) is one.
 """
 
 from __future__ import annotations

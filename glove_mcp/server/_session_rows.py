@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from glove_core.sqlite import SqliteDatabase
 from glove_core.stores.sqlite import SqliteStore
 
-__all__ = ["SessionRow", "delete_session", "list_sessions"]
+__all__ = ["TITLE_CHARS", "SessionRow", "delete_session", "list_sessions", "title_of"]
 
 _KEYS = ("session_id", "conversation_id")
 
@@ -33,6 +33,24 @@ class SessionRow:
     """When it last saved something (ISO 8601, UTC)."""
     messages: int
     """How many messages it saved."""
+    title: str | None = None
+    """The start of the first message a person sent (one line, at most ``TITLE_CHARS``);
+    None before there is one."""
+
+
+TITLE_CHARS = 80
+"""A session's title is cut to this many characters (an ellipsis marks the cut)."""
+
+
+def title_of(text: str | None) -> str | None:
+    """A session's title from its first message's text: whitespace folded, cut to
+    ``TITLE_CHARS``; None for no text."""
+    folded = " ".join((text or "").split())
+    if not folded:
+        return None
+    if len(folded) > TITLE_CHARS:
+        return folded[: TITLE_CHARS - 1].rstrip() + "…"
+    return folded
 
 
 def _database(path: str) -> SqliteDatabase:
@@ -47,11 +65,18 @@ async def list_sessions(path: str, *, after: str | None, limit: int) -> list[Ses
     def read(conn: sqlite3.Connection) -> list[SessionRow]:
         rows = conn.execute(
             "SELECT s.session_id, s.created_at, s.updated_at, "
-            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id) "
+            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id), "
+            # The title: the first message a person sent (no tool results, nothing the
+            # framework wrote), found along the (session_id, seq) index.
+            "(SELECT json_extract(m.data, '$.text') FROM glove_messages m "
+            "WHERE m.session_id = s.session_id AND m.sender = 'user' AND NOT m.is_compaction "
+            "AND json_extract(m.data, '$.tool_results') IS NULL "
+            "AND json_extract(m.data, '$.framework_context') IS NULL "
+            "AND json_extract(m.data, '$.text') != '' ORDER BY m.seq LIMIT 1) "
             "FROM glove_sessions s WHERE s.session_id > ? ORDER BY s.session_id LIMIT ?",
             (after or "", limit),
         ).fetchall()
-        return [SessionRow(r[0], r[1], r[2], int(r[3])) for r in rows]
+        return [SessionRow(r[0], r[1], r[2], int(r[3]), title_of(r[4])) for r in rows]
 
     db = _database(path)
     try:

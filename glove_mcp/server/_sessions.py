@@ -115,6 +115,7 @@ class SessionRoutes:
                 "created_at": r.created_at,
                 "updated_at": r.updated_at,
                 "messages": r.messages,
+                "title": r.title,
             }
             for r in page
         ]

@@ -1,10 +1,10 @@
 """The chat page of ``glove-mcp serve --web``: static files with a strict policy (internal).
 
 ``GET /`` is ``web/index.html``; ``/web/app.js`` and ``/web/app.css`` are its script and
-style. They are package data, read once when the server is built: plain HTML and JavaScript,
-nothing built, nothing fetched from elsewhere. The page needs no key to load (it holds no
-data); it asks for the API key, keeps it in ``sessionStorage`` and sends it as
-``Authorization: Bearer`` on every call to the API, never in a URL.
+style, ``/favicon.ico`` its icon. They are package data, read once when the server is built:
+plain HTML and JavaScript, nothing built, nothing fetched from elsewhere. The page needs no
+key to load (it holds no data); it asks for the API key, keeps it in ``sessionStorage`` and
+sends it as ``Authorization: Bearer`` on every call to the API, never in a URL.
 
 Every response carries a Content-Security-Policy that allows only this origin's script,
 style and connections (no inline script, no eval, no frames, no forms posted elsewhere), and
@@ -39,6 +39,8 @@ _FILES = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/web/app.js": ("app.js", "text/javascript; charset=utf-8"),
     "/web/app.css": ("app.css", "text/css; charset=utf-8"),
+    # Browsers ask for it on their own: answered, so no 404 in the log or the console.
+    "/favicon.ico": ("favicon.ico", "image/x-icon"),
 }
 
 

@@ -76,7 +76,7 @@ def _process(args: list[str], log: Path, env: dict[str, str]) -> Iterator[str]:
 
 
 @contextmanager
-def _serve(folder: Path) -> Iterator[tuple[str, Path]]:
+def _serve(folder: Path, replies: list[Any] = SCRIPT) -> Iterator[tuple[str, Path]]:
     """``glove-mcp serve --web --access-log`` with the script and an ``ops`` MCP server."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ANTHROPIC")}
     env.update(GLOVE_HOME=str(folder), GLOVE_API_KEY=KEY, PYTHONUNBUFFERED="1")
@@ -92,7 +92,7 @@ def _serve(folder: Path) -> Iterator[tuple[str, Path]]:
             encoding="utf-8",
         )
         script = folder / "script.json"
-        script.write_text(json.dumps(SCRIPT), encoding="utf-8")
+        script.write_text(json.dumps(replies), encoding="utf-8")
         log = folder / "serve.log"
         serve = [
             *(sys.executable, "-m", "glove_mcp.cli", "serve", "--port", "0", "--web"),
@@ -186,10 +186,11 @@ def test_a_person_talks_to_a_headless_agent_in_the_browser(browser: Any, tmp_pat
         png = shot.read_bytes()
         assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) < 300_000
 
-        # The key stays in the tab: a reload resumes without asking; the session replays.
+        # The key stays in the tab: a reload resumes without asking, in the session that was
+        # open; the session replays.
         page.reload()
         expect(page.locator("#app")).to_be_visible()
-        page.locator("#sessions button", has_text=session_id).click()
+        expect(page.locator(f'#sessions button.open[data-id="{session_id}"]')).to_have_count(1)
         expect(log_box.locator(".bubble.agent").last).to_contain_text("Noted: build 7 passed")
         expect(log_box.locator(".tool.result.success").last).to_contain_text(
             "deployed to prod: release 7"
@@ -198,7 +199,7 @@ def test_a_person_talks_to_a_headless_agent_in_the_browser(browser: Any, tmp_pat
         # Deleting asks first, then the session is gone from the list and the server.
         page.once("dialog", lambda dialog: dialog.accept())
         page.click("#delete-session")
-        expect(page.locator("#sessions button", has_text=session_id)).to_have_count(0)
+        expect(page.locator(f'#sessions button[data-id="{session_id}"]')).to_have_count(0)
         gone = httpx2.get(
             f"{url}/sessions/{session_id}", headers={"Authorization": f"Bearer {KEY}"}, timeout=30
         )

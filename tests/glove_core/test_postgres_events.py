@@ -3,6 +3,11 @@ the turn running here at its next tool step (LISTEN/NOTIFY), and is delivered on
 
 from __future__ import annotations
 
+# ruff: noqa: E402 -- without the postgres extra this module skips before its imports fail
+from tests._postgres import require_postgres_driver
+
+require_postgres_driver()
+
 import asyncio
 from datetime import UTC, datetime
 

@@ -3,6 +3,11 @@ server that cannot be reached, bad settings — each with a clear error that los
 
 from __future__ import annotations
 
+# ruff: noqa: E402 -- without the postgres extra this module skips before its imports fail
+from tests._postgres import require_postgres_driver
+
+require_postgres_driver()
+
 import asyncio
 from typing import Any
 

@@ -3,6 +3,11 @@ offered by the others at their next turn, and one it deactivates is dropped."""
 
 from __future__ import annotations
 
+# ruff: noqa: E402 -- without the postgres extra this module skips before its imports fail
+from tests._postgres import require_postgres_driver
+
+require_postgres_driver()
+
 from glove_core import Glove, ScriptedModel
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores.postgres import PostgresStore

@@ -220,7 +220,7 @@ async def test_fifty_concurrent_sessions(tracker: str, tmp_path: Path) -> None:
             )
             events = sse_events(reply.text)
             assert [n for n, _ in events][:2] == ["tool_use", "tool_result"]
-            assert events[1][1]["status"] == "success"
+            assert events[1][1]["status"] == "success", events[1][1]
             text = events[-1][1]["text"]
             assert isinstance(text, str)
             return text

@@ -4,6 +4,11 @@ streams then read on from their cursor), and nothing is left subscribed."""
 
 from __future__ import annotations
 
+# ruff: noqa: E402 -- without the postgres extra this module skips before its imports fail
+from tests._postgres import require_postgres_driver
+
+require_postgres_driver()
+
 import asyncio
 import json
 from collections.abc import AsyncGenerator, AsyncIterator, Callable

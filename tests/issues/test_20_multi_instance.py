@@ -11,6 +11,11 @@ exactly once, and no advisory lock left behind.
 
 from __future__ import annotations
 
+# ruff: noqa: E402 -- without the postgres extra this module skips before its imports fail
+from tests._postgres import require_postgres_driver
+
+require_postgres_driver()
+
 import asyncio
 import contextlib
 import os

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from glove_mcp.cli import main
+from tests._postgres import require_postgres_driver
 
 
 @pytest.fixture
@@ -45,6 +46,7 @@ def test_bad_database_flags_are_named(
 def test_an_unreachable_database_stops_the_start_naming_the_flag(
     serve_args: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    require_postgres_driver()
     url = "postgresql://glove:s3cret@127.0.0.1:9/glove?connect_timeout=1"
     assert main([*serve_args, "--database", url, "--database-timeout", "1"]) == 1
     err = capsys.readouterr().err

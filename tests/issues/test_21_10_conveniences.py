@@ -18,7 +18,7 @@ COMMANDS = ("demo", "auth", "status", "logout", "servers", "chat", "serve")
 
 def test_version(tmp_path: Path) -> None:
     ran = run_cli("--version", home=tmp_path)
-    assert ran.status == 0 and ran.out == f"glove-mcp {version('glove')}\n"
+    assert ran.status == 0 and ran.out == f"glove-mcp {version('glove-agents')}\n"
 
 
 @pytest.mark.parametrize("command", COMMANDS)

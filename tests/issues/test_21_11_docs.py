@@ -1,8 +1,8 @@
-"""Issue 21, item 11: what the README and the examples say works. The quick start makes and
-activates a virtual environment; the offline script format is documented and the documented
-script runs; the local test servers are described; the tool-calling snippet (with
-``ToolCall(id=…)``) runs; the examples read the command's variables and honour ``GLOVE_HOME``,
-and without a key they print one line instead of a traceback."""
+"""Issue 21, item 11: what the README, the guides in ``docs/`` and the examples say works.
+The quick start makes and activates a virtual environment; the offline script format is
+documented and the documented script runs; the local test servers are described; the
+tool-calling snippet (with ``ToolCall(id=…)``) runs; the examples read the command's variables
+and honour ``GLOVE_HOME``, and without a key they print one line instead of a traceback."""
 
 from __future__ import annotations
 
@@ -18,13 +18,16 @@ from tests.issues._cli21 import Servers, cli_env, in_process, write_catalogue
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
+# The guides the README's sections moved to (the documentation site's pages).
+MCP_GUIDE = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")
+AGENT_GUIDE = (ROOT / "docs" / "agent.md").read_text(encoding="utf-8")
 EXAMPLES = ROOT / "examples"
 
 
-def _section(title: str) -> str:
-    start = README.index(title)
-    end = README.find("\n#", start + len(title))
-    return README[start:end]
+def _section(title: str, text: str = README) -> str:
+    start = text.index(title)
+    end = text.find("\n#", start + len(title))
+    return text[start:end]
 
 
 def _blocks(text: str, language: str) -> list[str]:
@@ -43,7 +46,7 @@ def test_the_quick_start_makes_and_activates_a_virtual_environment() -> None:
 def test_the_documented_script_runs(
     tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    [example] = _blocks(_section("### Offline scripts"), "json")
+    [example] = _blocks(_section("### Offline scripts", MCP_GUIDE), "json")
     script = tmp_path / "replies.json"
     script.write_text(example, encoding="utf-8")
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.open)
@@ -68,7 +71,7 @@ def test_the_documented_script_runs(
 
 
 def test_the_local_test_servers_are_described() -> None:
-    section = _section("### Local test servers")
+    section = _section("### Local test servers", MCP_GUIDE)
     assert "python -m glove_mcp.testing tracker" in section
     done = subprocess.run(
         [sys.executable, "-m", "glove_mcp.testing", "--help"],
@@ -82,7 +85,7 @@ def test_the_local_test_servers_are_described() -> None:
 
 async def test_the_tool_calling_snippet_runs() -> None:
     marker = "<!-- tested by tests/issues/test_21_11_docs.py -->\n```python\n"
-    snippet = README[README.index(marker) + len(marker) :].split("```", 1)[0]
+    snippet = AGENT_GUIDE[AGENT_GUIDE.index(marker) + len(marker) :].split("```", 1)[0]
     assert "ToolCall(id=" in snippet
     from glove_core import Glove, tool
 

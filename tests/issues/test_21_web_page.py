@@ -10,7 +10,12 @@ from pathlib import Path
 from glove_mcp.server import HeadlessServer
 from tests.glove_mcp._server_harness import KEY, running, simple_factory
 
-FILES = {"/": "text/html", "/web/app.js": "text/javascript", "/web/app.css": "text/css"}
+FILES = {
+    "/": "text/html",
+    "/web/app.js": "text/javascript",
+    "/web/app.css": "text/css",
+    "/favicon.ico": "image/x-icon",
+}
 
 
 async def test_the_page_is_served_only_when_asked_for(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@
 "use strict";
 
 const KEY_ITEM = "glove-api-key";
-const state = { key: null, session: null, cursor: 0, follow: null, nextPage: null };
+const state = { key: null, session: null, cursor: 0, follow: null, nextPage: null, titles: {} };
 
 const $ = (id) => document.getElementById(id);
 
@@ -106,6 +106,7 @@ function login(key) {
   $("forget").hidden = false;
   setStatus("connected");
   loadSessions(false).catch((err) => showError("chat-error", err.message));
+  reopenRemembered();
 }
 
 function logout(reason) {
@@ -130,15 +131,77 @@ async function loadSessions(more) {
   if (!more) list.replaceChildren();
   for (const session of page.sessions) {
     const item = el("li");
-    const button = el("button", "session", session.id);
-    button.type = "button";
-    button.title = session.messages + " messages, last " + session.updated_at;
-    button.addEventListener("click", () => openSession(session.id));
-    item.append(button);
+    item.append(sessionButton(session));
     list.append(item);
   }
   state.nextPage = page.next;
   $("more-sessions").hidden = !page.next;
+  markOpen();
+}
+
+// One entry of the list: the session's title (its first message; the id until there is one)
+// and when it last changed. The id and the counts are in the tooltip.
+function sessionButton(session) {
+  const button = el("button", "session");
+  button.type = "button";
+  button.dataset.id = session.id;
+  if (session.title) state.titles[session.id] = session.title;
+  const title = el("span", session.title ? "title" : "title untitled", session.title || session.id);
+  const time = el("time", null, shortTime(session.updated_at));
+  time.dateTime = session.updated_at;
+  button.append(title, time);
+  button.title = session.id + ": " + session.messages + " messages, started " +
+    shortTime(session.created_at) + ", last " + shortTime(session.updated_at);
+  button.addEventListener("click", () => openSession(session.id));
+  return button;
+}
+
+// "14:05" today, "3 Mar, 14:05" before (the reader's own time zone and language).
+function shortTime(iso) {
+  const when = new Date(iso);
+  if (Number.isNaN(when.getTime())) return String(iso || "");
+  const time = when.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  if (when.toDateString() === new Date().toDateString()) return time;
+  const day = when.toLocaleDateString(undefined, { day: "numeric", month: "short" });
+  return day + ", " + time;
+}
+
+// The open session's entry is marked, and its title heads the chat.
+function markOpen() {
+  for (const button of $("sessions").querySelectorAll(".session")) {
+    button.classList.toggle("open", button.dataset.id === state.session);
+  }
+  if (state.session) $("session-name").textContent = state.titles[state.session] || state.session;
+}
+
+// A reply changes the list (a first message gives a title, the time moves): read it again.
+function refreshSessions() {
+  loadSessions(false).catch(() => {
+    // the list stays as it was; the next action reports a real problem
+  });
+}
+
+// -- the open session survives a reload: its id is in the URL's fragment (never the key) ------
+
+const HASH_PREFIX = "#session=";
+
+function rememberSession(id) {
+  const url = location.pathname + location.search + (id ? HASH_PREFIX + encodeURIComponent(id) : "");
+  history.replaceState(null, "", url);
+}
+
+function rememberedSession() {
+  if (!location.hash.startsWith(HASH_PREFIX)) return null;
+  try {
+    return decodeURIComponent(location.hash.slice(HASH_PREFIX.length)) || null;
+  } catch (err) {
+    return null; // a hand-edited fragment that is not percent-encoded
+  }
+}
+
+function reopenRemembered() {
+  const id = rememberedSession();
+  if (id && id !== state.session) openSession(id);
 }
 
 async function newSession() {
@@ -160,6 +223,7 @@ async function deleteSession() {
     return;
   }
   state.session = null;
+  rememberSession(null);
   $("session-name").textContent = "no session";
   $("delete-session").hidden = true;
   enableComposer(false);
@@ -173,7 +237,9 @@ function openSession(id) {
   stopFollowing();
   state.session = id;
   state.cursor = 0;
+  rememberSession(id);
   $("session-name").textContent = id;
+  markOpen();
   $("delete-session").hidden = false;
   $("log").replaceChildren();
   $("live").replaceChildren();
@@ -214,6 +280,7 @@ async function follow() {
     if (control.signal.aborted) return;
     if (err instanceof ApiError && err.status < 500) {
       showError("chat-error", err.message);
+      if (err.status === 404 && rememberedSession() === id) rememberSession(null);
       return;
     }
   }
@@ -519,6 +586,7 @@ async function send(text) {
   await readSse(response, (name, data) => {
     if (name === "error") showError("chat-error", data.error);
   });
+  refreshSessions();
 }
 
 // -- start ----------------------------------------------------------------------------------
