@@ -8,11 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from glove_mcp._session_rows import TITLE_CHARS, title_of
-from glove_mcp._session_storage import SqliteSessionStorage
 
 from glove_core import Message, ToolCall, ToolResult, ToolResultData
 from glove_mcp.server import HeadlessServer
+from glove_mcp.server._session_rows import TITLE_CHARS, title_of
+from glove_mcp.server.session_storage import SqliteSessionStorage
 from tests._postgres import require_postgres_driver
 from tests.glove_mcp._server_harness import KEY, running, simple_factory
 
@@ -24,9 +24,8 @@ async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
         yield SqliteSessionStorage(str(tmp_path / "server.db"))
         return
     require_postgres_driver()
-    from glove_mcp._postgres_sessions import PostgresSessionStorage
-
     from glove_core.postgres import PostgresDatabase
+    from glove_mcp.server._postgres_sessions import PostgresSessionStorage
 
     made = PostgresSessionStorage(PostgresDatabase(request.getfixturevalue("postgres_url")))
     await made.open()
