@@ -234,6 +234,7 @@ class EventHub:
         self._run_wake = wake
         self.config = config
         self.queue: EventQueue = config.queue if config.queue is not None else MemoryEventQueue()
+        self._notifying: tuple[EventQueue, NotifyingEventQueue | None] | None = None
         self._policy: EventPolicy = config.policy or default_event_policy
         self.formatter: EventFormatter = config.formatter or format_events
         self._last_activity: float | None = None
@@ -382,7 +383,7 @@ class EventHub:
         since the last take; a request start always reads it, since a durable queue may hold
         events from before a restart.
         """
-        if only_if_new and not self._arrived and not _arrived_elsewhere(self.queue):
+        if only_if_new and not self._arrived and not self._arrived_elsewhere():
             return []
         self._arrived = False
         now = datetime.now(UTC)
@@ -408,6 +409,18 @@ class EventHub:
         await self.queue.mark(ids, "injected")
         await self._publish(EventInjected(ids, where))
 
+    def _arrived_elsewhere(self) -> bool:
+        """Whether another process queued an event for this conversation since the last look.
+
+        Asked between tool steps: the protocol check (tens of microseconds) is made once per
+        queue, not at every step.
+        """
+        queue = self.queue
+        if self._notifying is None or self._notifying[0] is not queue:
+            self._notifying = (queue, queue if isinstance(queue, NotifyingEventQueue) else None)
+        notifying = self._notifying[1]
+        return notifying is not None and notifying.arrived_elsewhere()
+
     async def aclose(self) -> None:
         """Cancel deferral timers and wake-ups; queued events stay in the queue."""
         self._closed = True
@@ -416,8 +429,3 @@ class EventHub:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _arrived_elsewhere(queue: EventQueue) -> bool:
-    """Whether another process queued an event for this conversation since the last look."""
-    return isinstance(queue, NotifyingEventQueue) and queue.arrived_elsewhere()

@@ -37,7 +37,12 @@ from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
 from glove_core.events import EventHub, batch_already_saved
-from glove_core.models.base import ModelAdapter, ModelRequest, without_render_data
+from glove_core.models.base import (
+    ModelAdapter,
+    ModelRequest,
+    RenderFreeMessages,
+    without_render_data,
+)
 from glove_core.result import RequestResult, StopReason
 from glove_core.result_summaries import (
     ResultSummaries,
@@ -176,6 +181,10 @@ class _Run:
         # Each message as models see it (render_data taken out), made once per request rather
         # than at every model call: message id -> (the saved message, its model view).
         self.model_views: dict[str, tuple[Message, Message]] = {}
+        # The model views of the saved history as last sent, and that list: the history only
+        # grows between model calls, so each call views only the messages added since.
+        self.sent_views: list[Message] = []
+        self.viewed: list[Message] | None = None
         self.summaries: SummaryCache = {}
 
     def as_sent(self) -> list[Message]:
@@ -188,6 +197,8 @@ class _Run:
 
     def for_model(self, messages: list[Message]) -> list[Message]:
         """``messages`` without ``render_data`` (``ModelRequest`` checks it again, cheaply)."""
+        if without_render_data(messages) is messages:
+            return list(messages)  # the usual case: nothing to take out, one pass
         views = []
         for message in messages:
             known = self.model_views.get(message.id)
@@ -195,6 +206,24 @@ class _Run:
                 known = self.model_views[message.id] = (message, without_render_data([message])[0])
             views.append(known[1])
         return views
+
+    def view(self, message: Message) -> Message:
+        """One message as models see it."""
+        return self.for_model([message])[0]
+
+    def history_views(self, sent: list[Message]) -> list[Message]:
+        """``for_model(sent)`` for the saved history as sent; the caller must not change it."""
+        count = len(self.sent_views)
+        if (
+            sent is not self.viewed
+            or count > len(sent)
+            or (count and self.sent_views[-1] is not self.view(sent[count - 1]))
+        ):
+            self.viewed = sent
+            self.sent_views = self.for_model(sent)
+        elif count < len(sent):
+            self.sent_views.extend(self.for_model(sent[count:]))
+        return self.sent_views
 
     async def save(self, messages: list[Message]) -> None:
         await self.parts.store.append_messages(messages)
@@ -309,7 +338,8 @@ async def run_request(
         run.total = run.total + response.usage
         await store.add_usage(response.usage)
         await store.increment_turn()
-        await run.notify(TokenConsumption(response.usage, run.total))
+        if parts.subscribers.members:
+            await run.notify(TokenConsumption(response.usage, run.total))
         text = reply.text
         if not reply.tool_calls:
             return RequestResult(text, run.added, run.usage, "end_turn")
@@ -363,31 +393,39 @@ async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
 
 async def _build_model_request(run: _Run) -> ModelRequest:
     parts = run.parts
-    messages = run.as_sent()
-    summarized = sum(sent is not saved for sent, saved in zip(messages, run.history, strict=True))
+    sent = run.as_sent()
+    summarized = (
+        0
+        if sent is run.history
+        else sum(s is not saved for s, saved in zip(sent, run.history, strict=True))
+    )
+    # Built from the model views directly (kept per message, extended per call), so the
+    # request needs no second pass to take render_data out.
+    views = run.history_views(sent)
     request_index: int | None = None
     if run.request_context is not None:
         request_index = run.request_index
-        messages = [*messages[:request_index], run.request_context, *messages[request_index:]]
+        messages = [*views[:request_index], run.view(run.request_context), *views[request_index:]]
     else:
-        messages = list(messages)
+        messages = list(views)
     saved_count = len(messages)
     if parts.context.has("iteration"):
         snapshots = await parts.context.resolve("iteration", run.signal)
         await _report_context(run, "iteration", snapshots)
         transient = snapshot_message(snapshots)
         if transient is not None:
-            messages.append(transient)
+            messages.append(run.view(transient))
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
-    messages = place_transient(messages, run.reminder)
+    reminder = run.reminder
+    messages = place_transient(messages, None if reminder is None else run.view(reminder))
     sources = parts.tool_sources
     plan = sources.prefix.plan(
-        parts.store.identifier, run.history, sources.get_tools(), sources.joined()
+        parts.store.identifier, run.history, sources.listing(), sources.joined()
     )
     return ModelRequest(
         system=parts.system_prompt,
-        tools=[t.spec for t in plan.tools],
-        messages=run.for_model(messages),
+        tools=list(plan.specs),
+        messages=RenderFreeMessages(messages),
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
@@ -452,7 +490,7 @@ async def _run_tools(run: _Run, reply: Message) -> None:
         # Tools that joined since the last call (a list_changed) are loaded by these results,
         # so they reach the model without touching the cached prefix.
         pending = sources.prefix.pending(
-            run.parts.store.identifier, run.history, results, sources.get_tools(), sources.joined()
+            run.parts.store.identifier, run.history, results, sources.listing(), sources.joined()
         )
         results = attach_references(results, pending)
     await run.save([Message(sender="user", tool_results=results)])
