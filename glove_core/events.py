@@ -235,6 +235,9 @@ class EventHub:
         self.config = config
         self.queue: EventQueue = config.queue if config.queue is not None else MemoryEventQueue()
         self._notifying: tuple[EventQueue, NotifyingEventQueue | None] | None = None
+        # The queue hears every event queued anywhere and was empty at its last read: until
+        # an event arrives (here, or heard from elsewhere) there is nothing to read.
+        self._known_empty = False
         self._policy: EventPolicy = config.policy or default_event_policy
         self.formatter: EventFormatter = config.formatter or format_events
         self._last_activity: float | None = None
@@ -333,8 +336,19 @@ class EventHub:
         """Events that arrived after the last tool step of a turn take the idle path."""
         if self._closed:
             return
-        for event in await self.queue.pending():
+        if self._known_empty and not self._arrived and not self._arrived_elsewhere():
+            # Nothing can be pending: an event queued through another instance took the idle
+            # path there (it wakes a turn of its own), and its notice says so here.
+            return
+        for event in await self._read_pending():
             self._idle_path(event)
+
+    async def _read_pending(self) -> list[OutsideEvent]:
+        """The queue's pending events; remembers whether there were none (see ``take``)."""
+        events = await self.queue.pending()
+        queue = self.queue
+        self._known_empty = not events and isinstance(queue, NotifyingEventQueue)
+        return events
 
     def _schedule_wake(self) -> None:
         if not self._wake_pending:
@@ -380,15 +394,18 @@ class EventHub:
         """Pending events still valid; expired ones are dropped (and reported).
 
         With ``only_if_new`` (between tool steps) the queue is read only if an event arrived
-        since the last take; a request start always reads it, since a durable queue may hold
-        events from before a restart.
+        since the last take; a request start reads it unless the queue hears every event
+        queued anywhere (``NotifyingEventQueue``), was found empty at its last read and
+        nothing arrived since (otherwise a durable queue may hold events from before a
+        restart).
         """
-        if only_if_new and not self._arrived and not self._arrived_elsewhere():
+        nothing_new = not self._arrived and not self._arrived_elsewhere()
+        if (only_if_new or self._known_empty) and nothing_new:
             return []
         self._arrived = False
         now = datetime.now(UTC)
         fresh: list[OutsideEvent] = []
-        for event in await self.queue.pending():
+        for event in await self._read_pending():
             if event.expires_at is not None and event.expires_at <= now:
                 await self.queue.mark([event.id], "dropped")
                 await self._publish(EventDropped(event.id, "expired"))

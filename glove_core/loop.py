@@ -21,6 +21,7 @@ from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import (
     POST_TO_INBOX_TOOL_NAME,
+    blocking_reminder,
     pending_blocking_reminder,
     place_transient,
     take_resolved_inbox,
@@ -50,7 +51,13 @@ from glove_core.result_summaries import (
     last_user_turn_index,
     summarize_history,
 )
-from glove_core.stores.base import StoreAdapter, read_visible_history, since_last_compaction
+from glove_core.stores.base import (
+    ReplyStore,
+    RequestStartStore,
+    StoreAdapter,
+    read_visible_history,
+    since_last_compaction,
+)
 from glove_core.subscribers import (
     RuntimeContextEvent,
     SubscriberEvent,
@@ -58,7 +65,7 @@ from glove_core.subscribers import (
     TokenConsumption,
 )
 from glove_core.tools import Tool
-from glove_core.types import ContentPart, Message, TextPart, ToolResult, Usage
+from glove_core.types import ContentPart, InboxItem, Message, TextPart, ToolResult, Usage
 
 __all__ = [
     "LoopParts",
@@ -227,6 +234,10 @@ class _Run:
 
     async def save(self, messages: list[Message]) -> None:
         await self.parts.store.append_messages(messages)
+        self.saved(messages)
+
+    def saved(self, messages: list[Message]) -> None:
+        """Keep ``messages``, just saved, in this request's history."""
         self.history.extend(messages)
         self.added.extend(messages)
         if any(m.framework_context == "runtime" for m in messages):
@@ -273,10 +284,15 @@ async def run_request(
     # Only what the model sees is read (from the last compaction on): a request costs the
     # visible history, not the whole conversation. Compaction restates the tools switched off
     # before it (see ``compaction``), so the window alone says which are off.
-    run.history = await read_visible_history(store)
+    inbox: list[InboxItem] | None = None
+    if isinstance(store, RequestStartStore):
+        start = await store.read_request_start()  # one read for the three below
+        run.history, run.total, inbox = start.messages, start.usage, start.inbox
+    else:
+        run.history = await read_visible_history(store)
+        run.total = await store.get_usage()
     run.saved_before = list(run.history)
     run.disabled = disabled_tools(run.history)
-    run.total = await store.get_usage()
     repair = repair_dangling(run.history)
     if repair is not None:
         logger.warning(
@@ -284,9 +300,12 @@ async def run_request(
             store.identifier,
         )
         await run.save([repair])
-    await take_resolved_inbox(store, run.save)
+    await take_resolved_inbox(store, run.save, inbox)
     # Read once per request (and again after the agent posts to its inbox), not per model call.
-    run.reminder = await pending_blocking_reminder(store)
+    # Taking the resolved items changes none of the pending ones: the start's read still holds.
+    run.reminder = (
+        await pending_blocking_reminder(store) if inbox is None else blocking_reminder(inbox)
+    )
     await _before_request_message(run, is_wake=events is not None)
     run.request_index = len(run.history)
     if events is not None:
@@ -294,6 +313,8 @@ async def run_request(
     else:
         await run.save([request])
 
+    # Asked once per request: a runtime-checkable protocol check is not free.
+    replies = store if isinstance(store, ReplyStore) else None
     text = ""
     turns = 0
     overflow_compacted = False
@@ -333,11 +354,15 @@ async def run_request(
         turns += 1
         reply = response.message
         run.last_usage = response.usage
-        await run.save([reply])
+        if replies is not None:
+            await replies.append_reply(reply, response.usage)  # one write for all three
+            run.saved([reply])
+        else:
+            await run.save([reply])
+            await store.add_usage(response.usage)
+            await store.increment_turn()
         run.usage = run.usage + response.usage
         run.total = run.total + response.usage
-        await store.add_usage(response.usage)
-        await store.increment_turn()
         if parts.subscribers.members:
             await run.notify(TokenConsumption(response.usage, run.total))
         text = reply.text

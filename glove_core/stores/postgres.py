@@ -33,10 +33,18 @@ from glove_core.stores._rows import (
 )
 from glove_core.stores._sqlite_tables import now
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT
-from glove_core.stores.base import InboxStatus, PermissionStatus, check_start, inbox_changes
+from glove_core.stores.base import (
+    InboxStatus,
+    PermissionStatus,
+    RequestStart,
+    check_start,
+    inbox_changes,
+)
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SAVES_CHANNEL", "PostgresStore", "deleted_payload", "turn_lock_name"]
+
+_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 SAVES_CHANNEL = "glove_stream"
 
@@ -60,9 +68,9 @@ class PostgresStore(AsyncResource):
     """A conversation kept in PostgreSQL, with every optional capability.
 
     Implements ``StoreAdapter`` and the task, permission, inbox, turn-lock,
-    compacted-history and positional-history capabilities. The store owns nothing: close
-    the ``PostgresDatabase`` (once, for every store on it) when done; ``async with`` on the
-    store only migrates early.
+    compacted-history, positional-history, reply and request-start capabilities. The store
+    owns nothing: close the ``PostgresDatabase`` (once, for every store on it) when done;
+    ``async with`` on the store only migrates early.
 
     Args:
         database: the process's ``PostgresDatabase`` (its pool is shared by every store).
@@ -151,6 +159,33 @@ class PostgresStore(AsyncResource):
             "AND is_compaction), 0)"
         )
 
+    async def read_request_start(self) -> RequestStart:
+        """The visible history, the token totals and every inbox item: one statement (the
+        ``RequestStartStore`` capability), one snapshot."""
+        sid = self._session_id
+
+        async def read(conn: Connection) -> Any:
+            cursor = await conn.execute(
+                "SELECT (SELECT array_agg(ARRAY[seq::text, data] ORDER BY seq) "
+                "FROM glove_messages WHERE session_id = %s AND seq >= COALESCE("
+                "(SELECT MAX(seq) FROM glove_messages WHERE session_id = %s AND "
+                "is_compaction), 0)), "
+                "(SELECT array_agg(data ORDER BY seq) FROM glove_inbox WHERE session_id = %s), "
+                f"{', '.join('s.' + c for c in _COUNTERS)} "
+                "FROM (SELECT 1) AS one LEFT JOIN glove_sessions s ON s.session_id = %s",
+                (sid, sid, sid, sid),
+            )
+            return await cursor.fetchone()
+
+        row = await self._call(read)
+        pairs = [(int(seq), data) for seq, data in (row[0] or [])]
+        usage = Usage() if row[2] is None else usage_from_row(row[2:6])
+        return RequestStart(
+            messages=parse_messages(pairs, self._db.name, sid),
+            usage=usage,
+            inbox=[InboxItem.model_validate_json(str(d)) for d in (row[1] or [])],
+        )
+
     async def count_messages(self) -> int:
         """How many messages the conversation has (an index count; nothing is parsed)."""
         sid = self._session_id
@@ -187,23 +222,67 @@ class PostgresStore(AsyncResource):
 
     async def append_messages(self, messages: list[Message]) -> None:
         """Save messages at the end of the conversation, in one transaction (all or none)."""
-        if not messages:
-            return
+        if messages:
+            await self._append(messages, None)
+
+    async def append_reply(self, message: Message, usage: Usage) -> None:
+        """Save a model's reply, add its tokens to the totals and count the model call: one
+        statement, one transaction (the ``ReplyStore`` capability)."""
+        await self._append([message], usage)
+
+    async def _append(self, messages: list[Message], usage: Usage | None) -> None:
+        """One statement: the session row created or stamped (its row lock orders concurrent
+        appends, so each batch stays contiguous), the rows inserted in order, the counters
+        moved when ``usage`` is given, and the NOTIFY that tells followers (delivered at
+        commit). A statement is a transaction of its own: all of it or none."""
         sid = self._session_id
-        rows = [(sid, m.id, m.sender, m.is_compaction, m.model_dump_json()) for m in messages]
+        stamp = now()
+        ids = [m.id for m in messages]
+        senders = [m.sender for m in messages]
+        compactions = [m.is_compaction for m in messages]
+        data = [m.model_dump_json() for m in messages]
+        columns, values, counters = "", "", ""
+        counter_params: tuple[int, ...] = ()
+        if usage is not None:
+            columns = ", " + ", ".join(_COUNTERS) + ", turns"
+            values = ", %s" * len(_COUNTERS) + ", 1"
+            counters = "".join(f", {c} = glove_sessions.{c} + excluded.{c}" for c in _COUNTERS)
+            counters += ", turns = glove_sessions.turns + 1"
+            counter_params = (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.cache_read_tokens,
+                usage.cache_write_tokens,
+            )
+        statement = (
+            f"WITH session AS (INSERT INTO glove_sessions (session_id, created_at, "
+            f"updated_at{columns}) VALUES (%s, %s, %s{values}) ON CONFLICT (session_id) DO "
+            f"UPDATE SET updated_at = excluded.updated_at{counters} RETURNING 1), "
+            "saved AS (INSERT INTO glove_messages (session_id, message_id, sender, "
+            "is_compaction, data) SELECT %s, m.id, m.sender, m.is_compaction, m.data "
+            "FROM session, unnest(%s::text[], %s::text[], %s::boolean[], %s::text[]) "
+            "WITH ORDINALITY AS m(id, sender, is_compaction, data, n) ORDER BY m.n "
+            "RETURNING 1) "
+            "SELECT pg_notify(%s, %s) FROM (SELECT count(*) FROM saved) AS done"
+        )
+        params = (
+            sid,
+            stamp,
+            stamp,
+            *counter_params,
+            sid,
+            ids,
+            senders,
+            compactions,
+            data,
+            SAVES_CHANNEL,
+            sid,
+        )
 
         async def write(conn: Connection) -> None:
-            # The session row's lock orders concurrent appends: each batch stays contiguous.
-            await touch(conn, sid)
-            async with conn.cursor() as cursor:
-                await cursor.executemany(
-                    "INSERT INTO glove_messages (session_id, message_id, sender, "
-                    "is_compaction, data) VALUES (%s, %s, %s, %s, %s)",
-                    rows,
-                )
-            await self._db.notify(conn, SAVES_CHANNEL, sid)
+            await conn.execute(statement, params)
 
-        await self._call(write, write=True)
+        await self._call(write)
 
     async def get_usage(self) -> Usage:
         """Tokens used by this conversation so far."""
