@@ -346,8 +346,7 @@ class EventHub:
     async def _read_pending(self) -> list[OutsideEvent]:
         """The queue's pending events; remembers whether there were none (see ``take``)."""
         events = await self.queue.pending()
-        queue = self.queue
-        self._known_empty = not events and isinstance(queue, NotifyingEventQueue)
+        self._known_empty = not events and self._notifying_queue() is not None
         return events
 
     def _schedule_wake(self) -> None:
@@ -432,11 +431,15 @@ class EventHub:
         Asked between tool steps: the protocol check (tens of microseconds) is made once per
         queue, not at every step.
         """
+        notifying = self._notifying_queue()
+        return notifying is not None and notifying.arrived_elsewhere()
+
+    def _notifying_queue(self) -> NotifyingEventQueue | None:
+        """The queue, if it hears events queued elsewhere (checked once per queue)."""
         queue = self.queue
         if self._notifying is None or self._notifying[0] is not queue:
             self._notifying = (queue, queue if isinstance(queue, NotifyingEventQueue) else None)
-        notifying = self._notifying[1]
-        return notifying is not None and notifying.arrived_elsewhere()
+        return self._notifying[1]
 
     async def aclose(self) -> None:
         """Cancel deferral timers and wake-ups; queued events stay in the queue."""

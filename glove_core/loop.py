@@ -17,6 +17,7 @@ from typing import Literal, cast
 
 from glove_core._deferral import attach_references
 from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
+from glove_core._model_views import ModelViews
 from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import (
@@ -38,12 +39,7 @@ from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
 from glove_core.events import EventHub, batch_already_saved
-from glove_core.models.base import (
-    ModelAdapter,
-    ModelRequest,
-    RenderFreeMessages,
-    without_render_data,
-)
+from glove_core.models.base import ModelAdapter, ModelRequest, RenderFreeMessages
 from glove_core.result import RequestResult, StopReason
 from glove_core.result_summaries import (
     ResultSummaries,
@@ -185,13 +181,7 @@ class _Run:
         self.last_usage: Usage | None = None
         self.reminder: Message | None = None  # transient: pending blocking inbox items
         self.sent_count = 0
-        # Each message as models see it (render_data taken out), made once per request rather
-        # than at every model call: message id -> (the saved message, its model view).
-        self.model_views: dict[str, tuple[Message, Message]] = {}
-        # The model views of the saved history as last sent, and that list: the history only
-        # grows between model calls, so each call views only the messages added since.
-        self.sent_views: list[Message] = []
-        self.viewed: list[Message] | None = None
+        self.views = ModelViews()  # each message as models see it, kept per change
         self.summaries: SummaryCache = {}
 
     def as_sent(self) -> list[Message]:
@@ -201,36 +191,6 @@ class _Run:
         if config is None:
             return self.history
         return summarize_history(self.history, config, self.summaries)
-
-    def for_model(self, messages: list[Message]) -> list[Message]:
-        """``messages`` without ``render_data`` (``ModelRequest`` checks it again, cheaply)."""
-        if without_render_data(messages) is messages:
-            return list(messages)  # the usual case: nothing to take out, one pass
-        views = []
-        for message in messages:
-            known = self.model_views.get(message.id)
-            if known is None or known[0] is not message:
-                known = self.model_views[message.id] = (message, without_render_data([message])[0])
-            views.append(known[1])
-        return views
-
-    def view(self, message: Message) -> Message:
-        """One message as models see it."""
-        return self.for_model([message])[0]
-
-    def history_views(self, sent: list[Message]) -> list[Message]:
-        """``for_model(sent)`` for the saved history as sent; the caller must not change it."""
-        count = len(self.sent_views)
-        if (
-            sent is not self.viewed
-            or count > len(sent)
-            or (count and self.sent_views[-1] is not self.view(sent[count - 1]))
-        ):
-            self.viewed = sent
-            self.sent_views = self.for_model(sent)
-        elif count < len(sent):
-            self.sent_views.extend(self.for_model(sent[count:]))
-        return self.sent_views
 
     async def save(self, messages: list[Message]) -> None:
         await self.parts.store.append_messages(messages)
@@ -426,11 +386,15 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     )
     # Built from the model views directly (kept per message, extended per call), so the
     # request needs no second pass to take render_data out.
-    views = run.history_views(sent)
+    views = run.views.history(sent)
     request_index: int | None = None
     if run.request_context is not None:
         request_index = run.request_index
-        messages = [*views[:request_index], run.view(run.request_context), *views[request_index:]]
+        messages = [
+            *views[:request_index],
+            run.views.one(run.request_context),
+            *views[request_index:],
+        ]
     else:
         messages = list(views)
     saved_count = len(messages)
@@ -439,10 +403,10 @@ async def _build_model_request(run: _Run) -> ModelRequest:
         await _report_context(run, "iteration", snapshots)
         transient = snapshot_message(snapshots)
         if transient is not None:
-            messages.append(run.view(transient))
+            messages.append(run.views.one(transient))
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
     reminder = run.reminder
-    messages = place_transient(messages, None if reminder is None else run.view(reminder))
+    messages = place_transient(messages, None if reminder is None else run.views.one(reminder))
     sources = parts.tool_sources
     plan = sources.prefix.plan(
         parts.store.identifier, run.history, sources.listing(), sources.joined()

@@ -22,6 +22,11 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import ConversationLockedError, InboxItemError
 from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
 from glove_core.resources import AsyncResource
+from glove_core.stores._postgres_statements import (
+    REQUEST_START,
+    append_statement,
+    request_start,
+)
 from glove_core.stores._postgres_tables import STORE_SCHEMA, touch
 from glove_core.stores._rows import (
     RESET_COUNTERS,
@@ -43,8 +48,6 @@ from glove_core.stores.base import (
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SAVES_CHANNEL", "PostgresStore", "deleted_payload", "turn_lock_name"]
-
-_COUNTERS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens")
 
 SAVES_CHANNEL = "glove_stream"
 
@@ -165,26 +168,10 @@ class PostgresStore(AsyncResource):
         sid = self._session_id
 
         async def read(conn: Connection) -> Any:
-            cursor = await conn.execute(
-                "SELECT (SELECT array_agg(ARRAY[seq::text, data] ORDER BY seq) "
-                "FROM glove_messages WHERE session_id = %s AND seq >= COALESCE("
-                "(SELECT MAX(seq) FROM glove_messages WHERE session_id = %s AND "
-                "is_compaction), 0)), "
-                "(SELECT array_agg(data ORDER BY seq) FROM glove_inbox WHERE session_id = %s), "
-                f"{', '.join('s.' + c for c in _COUNTERS)} "
-                "FROM (SELECT 1) AS one LEFT JOIN glove_sessions s ON s.session_id = %s",
-                (sid, sid, sid, sid),
-            )
+            cursor = await conn.execute(REQUEST_START, {"sid": sid})
             return await cursor.fetchone()
 
-        row = await self._call(read)
-        pairs = [(int(seq), data) for seq, data in (row[0] or [])]
-        usage = Usage() if row[2] is None else usage_from_row(row[2:6])
-        return RequestStart(
-            messages=parse_messages(pairs, self._db.name, sid),
-            usage=usage,
-            inbox=[InboxItem.model_validate_json(str(d)) for d in (row[1] or [])],
-        )
+        return request_start(await self._call(read), self._db.name, sid)
 
     async def count_messages(self) -> int:
         """How many messages the conversation has (an index count; nothing is parsed)."""
@@ -231,53 +218,8 @@ class PostgresStore(AsyncResource):
         await self._append([message], usage)
 
     async def _append(self, messages: list[Message], usage: Usage | None) -> None:
-        """One statement: the session row created or stamped (its row lock orders concurrent
-        appends, so each batch stays contiguous), the rows inserted in order, the counters
-        moved when ``usage`` is given, and the NOTIFY that tells followers (delivered at
-        commit). A statement is a transaction of its own: all of it or none."""
-        sid = self._session_id
-        stamp = now()
-        ids = [m.id for m in messages]
-        senders = [m.sender for m in messages]
-        compactions = [m.is_compaction for m in messages]
-        data = [m.model_dump_json() for m in messages]
-        columns, values, counters = "", "", ""
-        counter_params: tuple[int, ...] = ()
-        if usage is not None:
-            columns = ", " + ", ".join(_COUNTERS) + ", turns"
-            values = ", %s" * len(_COUNTERS) + ", 1"
-            counters = "".join(f", {c} = glove_sessions.{c} + excluded.{c}" for c in _COUNTERS)
-            counters += ", turns = glove_sessions.turns + 1"
-            counter_params = (
-                usage.input_tokens,
-                usage.output_tokens,
-                usage.cache_read_tokens,
-                usage.cache_write_tokens,
-            )
-        statement = (
-            f"WITH session AS (INSERT INTO glove_sessions (session_id, created_at, "
-            f"updated_at{columns}) VALUES (%s, %s, %s{values}) ON CONFLICT (session_id) DO "
-            f"UPDATE SET updated_at = excluded.updated_at{counters} RETURNING 1), "
-            "saved AS (INSERT INTO glove_messages (session_id, message_id, sender, "
-            "is_compaction, data) SELECT %s, m.id, m.sender, m.is_compaction, m.data "
-            "FROM session, unnest(%s::text[], %s::text[], %s::boolean[], %s::text[]) "
-            "WITH ORDINALITY AS m(id, sender, is_compaction, data, n) ORDER BY m.n "
-            "RETURNING 1) "
-            "SELECT pg_notify(%s, %s) FROM (SELECT count(*) FROM saved) AS done"
-        )
-        params = (
-            sid,
-            stamp,
-            stamp,
-            *counter_params,
-            sid,
-            ids,
-            senders,
-            compactions,
-            data,
-            SAVES_CHANNEL,
-            sid,
-        )
+        """One statement, all of it or none (``_postgres_statements``)."""
+        statement, params = append_statement(self._session_id, messages, usage, SAVES_CHANNEL)
 
         async def write(conn: Connection) -> None:
             await conn.execute(statement, params)
