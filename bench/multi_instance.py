@@ -10,9 +10,18 @@ a SQLite file (the baseline), and one, two and three instances on one PostgreSQL
 
 Reported per configuration: requests per second (and the ratio to the SQLite baseline),
 median request latency, and database round trips per request (statements the PostgreSQL
-server executed, from ``pg_stat_statements``; SQLite runs in the process and has none).
+server executed, from ``pg_stat_statements``; SQLite runs in the process and has none;
+target ≤ 10, issue 31). ``--show-statements`` prints each statement's calls per request.
 
-Run: ``python bench/multi_instance.py [--sessions 30] [--requests 4] [--concurrency 8]``
+Pinned (``--pin``, on by default where ``taskset`` exists and there are 2 or more cores):
+one instance on PostgreSQL again, with the database server (postmaster and every backend,
+present and future) on the last core and the instance and this client on the others, so the
+instance and the database never share a core (the MCP test server, started before, is not
+pinned: it answers one tool call per request). The figure
+is requests per second per instance with the database on its own core.
+
+Run: ``python bench/multi_instance.py [--sessions 30] [--requests 4] [--concurrency 8]
+[--instances 1,2,3] [--no-pin] [--show-statements]``
 """
 
 from __future__ import annotations
@@ -23,7 +32,9 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -115,6 +126,35 @@ async def statements(server: PostgresServer, database: str) -> int:
         return int(row[0]) if row else 0
 
 
+async def statement_calls(server: PostgresServer, database: str) -> dict[str, int]:
+    """Calls per statement text on ``database`` so far (pg_stat_statements)."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(server.url(database)) as conn:
+        cursor = await conn.execute(
+            "SELECT s.query, SUM(s.calls) FROM pg_stat_statements s JOIN pg_database d "
+            "ON d.oid = s.dbid WHERE d.datname = %s GROUP BY s.query",
+            (database,),
+        )
+        return {str(query): int(calls) for query, calls in await cursor.fetchall()}
+
+
+def pin_postgres(server: PostgresServer, core: int) -> list[int]:
+    """Pin the PostgreSQL server to ``core``: the postmaster (backends forked later inherit
+    it) and every process it has started; returns the pids pinned."""
+    pid_file = Path(server.folder) / "data" / "postmaster.pid"
+    postmaster = int(pid_file.read_text().split()[0])
+    children = subprocess.run(
+        ["pgrep", "-P", str(postmaster)], capture_output=True, text=True, check=False
+    ).stdout.split()
+    pids = [postmaster, *(int(c) for c in children)]
+    for pid in pids:
+        subprocess.run(
+            ["taskset", "-a", "-p", "-c", str(core), str(pid)], capture_output=True, check=True
+        )
+    return pids
+
+
 async def run_config(
     folder: Path,
     label: str,
@@ -128,16 +168,26 @@ async def run_config(
             for n, where in enumerate(wheres)
         ]
         before = await statements(*count) if count else 0
+        calls_before = await statement_calls(*count) if count and args.show_statements else {}
         start = time.perf_counter()
         latencies = await drive(bases, args.sessions, args.requests, args.concurrency)
         elapsed = time.perf_counter() - start
         after = await statements(*count) if count else 0
+        if count and args.show_statements:
+            calls = await statement_calls(*count)
+            per = args.sessions * args.requests
+            print(f"# {label}: statements per request")
+            for query, n in sorted(calls.items(), key=lambda kv: -kv[1]):
+                made = (n - calls_before.get(query, 0)) / per
+                if made > 0:
+                    print(f"{made:6.2f}  {' '.join(query.split())[:150]}")
     total = args.sessions * args.requests
     trips = (after - before) / total if count else None
     return label, total / elapsed, statistics.median(latencies), trips
 
 
 async def main(args: argparse.Namespace) -> None:
+    pin = args.pin and shutil.which("taskset") is not None and len(os.sched_getaffinity(0)) > 1
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "script.json").write_text(json.dumps(SCRIPT))
@@ -168,6 +218,30 @@ async def main(args: argparse.Namespace) -> None:
                             folder, f"postgres x{n}", [("--database", url)] * n, args, (pg, name)
                         )
                     )
+                if pin:
+                    cores = sorted(os.sched_getaffinity(0))
+                    db_core, others = cores[-1], set(cores[:-1])
+                    url = pg.create_database("pinned")
+                    await _extension(url)
+                    pin_postgres(pg, db_core)
+                    own = os.sched_getaffinity(0)
+                    os.sched_setaffinity(0, others)  # the client; children inherit it
+                    try:
+                        pinned = await run_config(
+                            folder,
+                            "pinned pg x1",
+                            [("--database", url)],
+                            args,
+                            (pg, "pinned"),
+                        )
+                    finally:
+                        os.sched_setaffinity(0, own)
+                    rows.append(pinned)
+                    print(
+                        f"# pinned: PostgreSQL on core {db_core}; the instance and the client "
+                        f"on core(s) {','.join(map(str, sorted(others)))} (the MCP test server, "
+                        "started before, is not pinned)"
+                    )
         finally:
             pg.stop()
     base = rows[0][1]
@@ -181,10 +255,19 @@ async def main(args: argparse.Namespace) -> None:
     for label, rate, median, trips in rows:
         shown = "-" if trips is None else f"{trips:.1f}"
         print(f"{label:<14} {rate:8.1f} {rate / base:9.2f}x {median * 1000:10.1f} {shown:>13}")
-    best = max(rows[1:], key=lambda r: r[1])
+    shared = [r for r in rows[1:] if not r[0].startswith("pinned")]
+    best = max(shared, key=lambda r: r[1])
+    trips = max(r[3] or 0 for r in rows[1:])
     print(
         f"summary: {best[0]} serves {best[1]:.1f} req/s, {best[1] / base:.2f}x one SQLite "
-        f"instance, at {best[3] or 0:.1f} database round trips per request"
+        f"instance; at most {trips:.1f} database round trips per request (target <= 10: "
+        f"{'met' if trips <= 10 else 'MISSED'})"
+        + (
+            f"; pinned, one instance with the database on its own core: {rows[-1][1]:.1f} "
+            "req/s per instance"
+            if pin
+            else ""
+        )
     )
 
 
@@ -205,4 +288,13 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--instances", type=_instances, default=[1, 2, 3])
+    parser.add_argument(
+        "--no-pin",
+        dest="pin",
+        action="store_false",
+        help="skip the configuration with the database pinned to its own core",
+    )
+    parser.add_argument(
+        "--show-statements", action="store_true", help="print each statement's calls per request"
+    )
     asyncio.run(main(parser.parse_args()))

@@ -39,6 +39,7 @@ from glove_core.stores.base import CompactedHistoryStore as CompactedHistoryStor
 from glove_core.stores.base import InboxStore as InboxStore
 from glove_core.stores.base import PermissionStore as PermissionStore
 from glove_core.stores.base import PositionalHistoryStore as PositionalHistoryStore
+from glove_core.stores.base import ReplyStore as ReplyStore
 from glove_core.stores.base import StoreAdapter as StoreAdapter
 from glove_core.stores.base import TaskStore as TaskStore
 from glove_core.stores.base import TurnLockStore as TurnLockStore
@@ -98,6 +99,7 @@ __all__ = [
     "OpenAICompatModel",
     "PermissionStore",
     "PositionalHistoryStore",
+    "ReplyStore",
     "RequestResult",
     "ResultLimits",
     "ResultSummaries",

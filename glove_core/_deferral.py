@@ -26,7 +26,7 @@ import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-from glove_core.tools import JoiningToolSource, Tool
+from glove_core.tools import JoiningToolSource, Tool, ToolSpec
 from glove_core.types import Message, ToolResult
 
 __all__ = [
@@ -45,8 +45,12 @@ def referenced_tools(messages: Sequence[Message]) -> set[str]:
     """Every tool name that a tool result in ``messages`` references."""
     names: set[str] = set()
     for message in messages:
-        for result in message.tool_results or ():
-            names.update(result.result.tool_references or ())
+        results = message.tool_results
+        if results:
+            for result in results:
+                references = result.result.tool_references
+                if references:
+                    names.update(references)
     return names
 
 
@@ -68,6 +72,8 @@ class ToolPlan:
     """Names among ``tools`` declared outside the cached prefix."""
     pending: tuple[str, ...]
     """Held back until a saved tool result references them."""
+    specs: tuple[ToolSpec, ...] = ()
+    """``tools`` as the model sees them (made once per plan, not per call)."""
 
 
 class ToolPrefix:
@@ -76,23 +82,37 @@ class ToolPrefix:
     def __init__(self) -> None:
         self._baselines: dict[str, tuple[str | None, set[str]]] = {}
         self._unknown: dict[str, set[str]] = {}
-        # Per conversation: the references found so far, how many messages that covered and
-        # the id of the last of them, so each call reads only the messages added since.
-        self._scans: dict[str, tuple[int, str, set[str]]] = {}
+        # Per conversation: the references found so far, how many messages that covered, the
+        # id of the last of them and the epoch marker among them, so each call reads only the
+        # messages added since.
+        self._scans: dict[str, tuple[int, str, set[str], str | None]] = {}
+        # Per conversation: the last plan and what it was made from. The same tools, epoch,
+        # references and joined names give the same plan, so it is made once per change.
+        self._plans: dict[str, tuple[Sequence[Tool], str | None, set[str], set[str], ToolPlan]] = {}
 
-    def _referenced(self, conversation: str, history: Sequence[Message]) -> set[str]:
+    def _scan(self, conversation: str, history: Sequence[Message]) -> tuple[set[str], str | None]:
+        """The tool names ``history`` references and its epoch marker."""
         known = self._scans.get(conversation)
         if known is not None:
-            count, last_id, names = known
+            count, last_id, names, marker = known
             if 0 < count <= len(history) and history[count - 1].id == last_id:
-                names = names | referenced_tools(history[count:])
-                if history:
-                    self._scans[conversation] = (len(history), history[-1].id, names)
-                return names
+                added = history[count:]
+                found = referenced_tools(added)
+                if found - names:
+                    names = names | found
+                if marker is None:
+                    marker = epoch_marker(added)
+                if added:
+                    self._scans[conversation] = (len(history), history[-1].id, names, marker)
+                return names, marker
         names = referenced_tools(history)
+        marker = epoch_marker(history)
         if history:
-            self._scans[conversation] = (len(history), history[-1].id, names)
-        return names
+            self._scans[conversation] = (len(history), history[-1].id, names, marker)
+        return names, marker
+
+    def _referenced(self, conversation: str, history: Sequence[Message]) -> set[str]:
+        return self._scan(conversation, history)[0]
 
     def plan(
         self,
@@ -103,9 +123,18 @@ class ToolPrefix:
     ) -> ToolPlan:
         """Decide which of ``tools`` are ordinary, deferred and pending for the next call on
         ``history`` (the visible history)."""
-        referenced = self._referenced(conversation, history)
+        referenced, marker = self._scan(conversation, history)
+        last = self._plans.get(conversation)
+        if (
+            last is not None
+            and last[0] is tools
+            and last[1] == marker
+            and last[2] == referenced
+            and last[3] == joined
+        ):
+            return last[4]
         self._report_unknown(conversation, referenced, tools)
-        baseline = self._baseline(conversation, history, tools, referenced)
+        baseline = self._baseline(conversation, marker, tools, referenced)
         deferred: set[str] = set()
         pending: list[str] = []
         offered: list[Tool] = []
@@ -130,7 +159,11 @@ class ToolPrefix:
             # The API refuses a request whose every tool is deferred; ordinary they stay.
             baseline.update(deferred)
             deferred.clear()
-        return ToolPlan(offered, frozenset(deferred), tuple(pending))
+        plan = ToolPlan(
+            offered, frozenset(deferred), tuple(pending), tuple(t.spec for t in offered)
+        )
+        self._plans[conversation] = (tools, marker, set(referenced), set(joined), plan)
+        return plan
 
     def pending(
         self,
@@ -170,11 +203,10 @@ class ToolPrefix:
     def _baseline(
         self,
         conversation: str,
-        history: Sequence[Message],
+        marker: str | None,
         tools: Sequence[Tool],
         referenced: set[str],
     ) -> set[str]:
-        marker = epoch_marker(history)
         known = self._baselines.get(conversation)
         if known is not None and known[0] == marker:
             return known[1]

@@ -7,8 +7,12 @@ server notices the dead connection, at the latest through TCP keepalives). Waiti
 with a non-blocking attempt, backing off from 2 ms to 50 ms, as the SQLite turn lock does, so
 an ``AbortSignal`` or a cancellation ends the wait at once and no server-side wait is left
 behind; between attempts the waiter gives its connection back, so only holders keep one.
-Connections come from a pool whose reset drops every advisory lock (``pg_advisory_unlock_all``),
-so a connection never goes back to the pool still holding one.
+A holder releases with ``pg_advisory_unlock_all`` before its connection goes back to the pool
+(one statement, run before the turn is over, so the next turn finds the lock free); a
+connection whose release failed, or that was interrupted mid-statement, is closed instead, so
+a connection never goes back to the pool still holding a lock. (The pool has no reset hook:
+psycopg's pool runs one in a background task, a second statement that would let the next
+turn find the lock still held for a moment.)
 
 Lock keys are 64-bit: the first 8 bytes of SHA-256 of the lock's name (namespaced by its
 user, e.g. ``glove.turn:<conversation id>``). Two names sharing a key would only make two
@@ -56,10 +60,6 @@ def lock_key(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big", signed=True)
 
 
-async def _unlock_all(conn: psycopg.AsyncConnection[tuple[object, ...]]) -> None:
-    await conn.execute("SELECT pg_advisory_unlock_all()")
-
-
 class LockPool:
     """Connections that hold session-level advisory locks, at most ``size`` at once."""
 
@@ -75,7 +75,6 @@ class LockPool:
                 open=False,
                 name="glove-locks",
                 kwargs={"autocommit": True},
-                reset=_unlock_all,
             )
         )
         self._opened = False
@@ -120,13 +119,16 @@ class LockPool:
                 yield
             finally:
                 try:
-                    await conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                    await conn.execute("SELECT pg_advisory_unlock_all()")
                 except psycopg.Error:
-                    # A broken connection: the pool closes it, and the server drops its locks.
+                    # Closed, the server drops whatever the connection held; the pool then
+                    # discards it. (A cancellation leaves the statement active: the pool
+                    # closes such a connection itself.)
                     logger.debug("unlocking %s failed; the connection is discarded", key)
+                    await conn.close()
         finally:
             # A connection interrupted mid-statement is closed by the pool, which releases
-            # whatever it held; a clean one is reset (every lock dropped) on its way back.
+            # whatever it held.
             await self._pool.putconn(conn)
 
     async def _connection(self, signal: AbortSignal) -> psycopg.AsyncConnection[tuple[object, ...]]:

@@ -234,6 +234,10 @@ class EventHub:
         self._run_wake = wake
         self.config = config
         self.queue: EventQueue = config.queue if config.queue is not None else MemoryEventQueue()
+        self._notifying: tuple[EventQueue, NotifyingEventQueue | None] | None = None
+        # The queue hears every event queued anywhere and was empty at its last read: until
+        # an event arrives (here, or heard from elsewhere) there is nothing to read.
+        self._known_empty = False
         self._policy: EventPolicy = config.policy or default_event_policy
         self.formatter: EventFormatter = config.formatter or format_events
         self._last_activity: float | None = None
@@ -332,8 +336,18 @@ class EventHub:
         """Events that arrived after the last tool step of a turn take the idle path."""
         if self._closed:
             return
-        for event in await self.queue.pending():
+        if self._known_empty and not self._arrived and not self._arrived_elsewhere():
+            # Nothing can be pending: an event queued through another instance took the idle
+            # path there (it wakes a turn of its own), and its notice says so here.
+            return
+        for event in await self._read_pending():
             self._idle_path(event)
+
+    async def _read_pending(self) -> list[OutsideEvent]:
+        """The queue's pending events; remembers whether there were none (see ``take``)."""
+        events = await self.queue.pending()
+        self._known_empty = not events and self._notifying_queue() is not None
+        return events
 
     def _schedule_wake(self) -> None:
         if not self._wake_pending:
@@ -379,15 +393,18 @@ class EventHub:
         """Pending events still valid; expired ones are dropped (and reported).
 
         With ``only_if_new`` (between tool steps) the queue is read only if an event arrived
-        since the last take; a request start always reads it, since a durable queue may hold
-        events from before a restart.
+        since the last take; a request start reads it unless the queue hears every event
+        queued anywhere (``NotifyingEventQueue``), was found empty at its last read and
+        nothing arrived since (otherwise a durable queue may hold events from before a
+        restart).
         """
-        if only_if_new and not self._arrived and not _arrived_elsewhere(self.queue):
+        nothing_new = not self._arrived and not self._arrived_elsewhere()
+        if (only_if_new or self._known_empty) and nothing_new:
             return []
         self._arrived = False
         now = datetime.now(UTC)
         fresh: list[OutsideEvent] = []
-        for event in await self.queue.pending():
+        for event in await self._read_pending():
             if event.expires_at is not None and event.expires_at <= now:
                 await self.queue.mark([event.id], "dropped")
                 await self._publish(EventDropped(event.id, "expired"))
@@ -408,6 +425,22 @@ class EventHub:
         await self.queue.mark(ids, "injected")
         await self._publish(EventInjected(ids, where))
 
+    def _arrived_elsewhere(self) -> bool:
+        """Whether another process queued an event for this conversation since the last look.
+
+        Asked between tool steps: the protocol check (tens of microseconds) is made once per
+        queue, not at every step.
+        """
+        notifying = self._notifying_queue()
+        return notifying is not None and notifying.arrived_elsewhere()
+
+    def _notifying_queue(self) -> NotifyingEventQueue | None:
+        """The queue, if it hears events queued elsewhere (checked once per queue)."""
+        queue = self.queue
+        if self._notifying is None or self._notifying[0] is not queue:
+            self._notifying = (queue, queue if isinstance(queue, NotifyingEventQueue) else None)
+        return self._notifying[1]
+
     async def aclose(self) -> None:
         """Cancel deferral timers and wake-ups; queued events stay in the queue."""
         self._closed = True
@@ -416,8 +449,3 @@ class EventHub:
             task.cancel()
         if tasks:
             await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _arrived_elsewhere(queue: EventQueue) -> bool:
-    """Whether another process queued an event for this conversation since the last look."""
-    return isinstance(queue, NotifyingEventQueue) and queue.arrived_elsewhere()

@@ -17,10 +17,12 @@ from typing import Literal, cast
 
 from glove_core._deferral import attach_references
 from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
+from glove_core._model_views import ModelViews
 from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
 from glove_core.builtin.inbox import (
     POST_TO_INBOX_TOOL_NAME,
+    blocking_reminder,
     pending_blocking_reminder,
     place_transient,
     take_resolved_inbox,
@@ -37,7 +39,7 @@ from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
 from glove_core.events import EventHub, batch_already_saved
-from glove_core.models.base import ModelAdapter, ModelRequest, without_render_data
+from glove_core.models.base import ModelAdapter, ModelRequest, RenderFreeMessages
 from glove_core.result import RequestResult, StopReason
 from glove_core.result_summaries import (
     ResultSummaries,
@@ -45,7 +47,13 @@ from glove_core.result_summaries import (
     last_user_turn_index,
     summarize_history,
 )
-from glove_core.stores.base import StoreAdapter, read_visible_history, since_last_compaction
+from glove_core.stores.base import (
+    ReplyStore,
+    RequestStartStore,
+    StoreAdapter,
+    read_visible_history,
+    since_last_compaction,
+)
 from glove_core.subscribers import (
     RuntimeContextEvent,
     SubscriberEvent,
@@ -53,7 +61,7 @@ from glove_core.subscribers import (
     TokenConsumption,
 )
 from glove_core.tools import Tool
-from glove_core.types import ContentPart, Message, TextPart, ToolResult, Usage
+from glove_core.types import ContentPart, InboxItem, Message, TextPart, ToolResult, Usage
 
 __all__ = [
     "LoopParts",
@@ -173,9 +181,7 @@ class _Run:
         self.last_usage: Usage | None = None
         self.reminder: Message | None = None  # transient: pending blocking inbox items
         self.sent_count = 0
-        # Each message as models see it (render_data taken out), made once per request rather
-        # than at every model call: message id -> (the saved message, its model view).
-        self.model_views: dict[str, tuple[Message, Message]] = {}
+        self.views = ModelViews()  # each message as models see it, kept per change
         self.summaries: SummaryCache = {}
 
     def as_sent(self) -> list[Message]:
@@ -186,18 +192,12 @@ class _Run:
             return self.history
         return summarize_history(self.history, config, self.summaries)
 
-    def for_model(self, messages: list[Message]) -> list[Message]:
-        """``messages`` without ``render_data`` (``ModelRequest`` checks it again, cheaply)."""
-        views = []
-        for message in messages:
-            known = self.model_views.get(message.id)
-            if known is None or known[0] is not message:
-                known = self.model_views[message.id] = (message, without_render_data([message])[0])
-            views.append(known[1])
-        return views
-
     async def save(self, messages: list[Message]) -> None:
         await self.parts.store.append_messages(messages)
+        self.saved(messages)
+
+    def saved(self, messages: list[Message]) -> None:
+        """Keep ``messages``, just saved, in this request's history."""
         self.history.extend(messages)
         self.added.extend(messages)
         if any(m.framework_context == "runtime" for m in messages):
@@ -244,10 +244,15 @@ async def run_request(
     # Only what the model sees is read (from the last compaction on): a request costs the
     # visible history, not the whole conversation. Compaction restates the tools switched off
     # before it (see ``compaction``), so the window alone says which are off.
-    run.history = await read_visible_history(store)
+    inbox: list[InboxItem] | None = None
+    if isinstance(store, RequestStartStore):
+        start = await store.read_request_start()  # one read for the three below
+        run.history, run.total, inbox = start.messages, start.usage, start.inbox
+    else:
+        run.history = await read_visible_history(store)
+        run.total = await store.get_usage()
     run.saved_before = list(run.history)
     run.disabled = disabled_tools(run.history)
-    run.total = await store.get_usage()
     repair = repair_dangling(run.history)
     if repair is not None:
         logger.warning(
@@ -255,9 +260,12 @@ async def run_request(
             store.identifier,
         )
         await run.save([repair])
-    await take_resolved_inbox(store, run.save)
+    await take_resolved_inbox(store, run.save, inbox)
     # Read once per request (and again after the agent posts to its inbox), not per model call.
-    run.reminder = await pending_blocking_reminder(store)
+    # Taking the resolved items changes none of the pending ones: the start's read still holds.
+    run.reminder = (
+        await pending_blocking_reminder(store) if inbox is None else blocking_reminder(inbox)
+    )
     await _before_request_message(run, is_wake=events is not None)
     run.request_index = len(run.history)
     if events is not None:
@@ -265,6 +273,8 @@ async def run_request(
     else:
         await run.save([request])
 
+    # Asked once per request: a runtime-checkable protocol check is not free.
+    replies = store if isinstance(store, ReplyStore) else None
     text = ""
     turns = 0
     overflow_compacted = False
@@ -304,12 +314,17 @@ async def run_request(
         turns += 1
         reply = response.message
         run.last_usage = response.usage
-        await run.save([reply])
+        if replies is not None:
+            await replies.append_reply(reply, response.usage)  # one write for all three
+            run.saved([reply])
+        else:
+            await run.save([reply])
+            await store.add_usage(response.usage)
+            await store.increment_turn()
         run.usage = run.usage + response.usage
         run.total = run.total + response.usage
-        await store.add_usage(response.usage)
-        await store.increment_turn()
-        await run.notify(TokenConsumption(response.usage, run.total))
+        if parts.subscribers.members:
+            await run.notify(TokenConsumption(response.usage, run.total))
         text = reply.text
         if not reply.tool_calls:
             return RequestResult(text, run.added, run.usage, "end_turn")
@@ -363,31 +378,43 @@ async def _before_request_message(run: _Run, *, is_wake: bool) -> None:
 
 async def _build_model_request(run: _Run) -> ModelRequest:
     parts = run.parts
-    messages = run.as_sent()
-    summarized = sum(sent is not saved for sent, saved in zip(messages, run.history, strict=True))
+    sent = run.as_sent()
+    summarized = (
+        0
+        if sent is run.history
+        else sum(s is not saved for s, saved in zip(sent, run.history, strict=True))
+    )
+    # Built from the model views directly (kept per message, extended per call), so the
+    # request needs no second pass to take render_data out.
+    views = run.views.history(sent)
     request_index: int | None = None
     if run.request_context is not None:
         request_index = run.request_index
-        messages = [*messages[:request_index], run.request_context, *messages[request_index:]]
+        messages = [
+            *views[:request_index],
+            run.views.one(run.request_context),
+            *views[request_index:],
+        ]
     else:
-        messages = list(messages)
+        messages = list(views)
     saved_count = len(messages)
     if parts.context.has("iteration"):
         snapshots = await parts.context.resolve("iteration", run.signal)
         await _report_context(run, "iteration", snapshots)
         transient = snapshot_message(snapshots)
         if transient is not None:
-            messages.append(transient)
+            messages.append(run.views.one(transient))
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
-    messages = place_transient(messages, run.reminder)
+    reminder = run.reminder
+    messages = place_transient(messages, None if reminder is None else run.views.one(reminder))
     sources = parts.tool_sources
     plan = sources.prefix.plan(
-        parts.store.identifier, run.history, sources.get_tools(), sources.joined()
+        parts.store.identifier, run.history, sources.listing(), sources.joined()
     )
     return ModelRequest(
         system=parts.system_prompt,
-        tools=[t.spec for t in plan.tools],
-        messages=run.for_model(messages),
+        tools=list(plan.specs),
+        messages=RenderFreeMessages(messages),
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
@@ -452,7 +479,7 @@ async def _run_tools(run: _Run, reply: Message) -> None:
         # Tools that joined since the last call (a list_changed) are loaded by these results,
         # so they reach the model without touching the cached prefix.
         pending = sources.prefix.pending(
-            run.parts.store.identifier, run.history, results, sources.get_tools(), sources.joined()
+            run.parts.store.identifier, run.history, results, sources.listing(), sources.joined()
         )
         results = attach_references(results, pending)
     await run.save([Message(sender="user", tool_results=results)])

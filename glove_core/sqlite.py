@@ -11,6 +11,15 @@ Migrations:
     the schema table is intact, that the component's recorded version is not newer than its
     schema and that no page is damaged (``PRAGMA quick_check``); ``StoreCorruptError`` /
     ``StoreVersionError`` otherwise, and the file is left as it was.
+
+    The page check reads the whole file, so it runs once per file per process and again only
+    when the file changed behind this process's back: a file that passed it is remembered by
+    its identity (device, inode) with its size, modification and change times, refreshed when
+    this process closes its connection (its own writes, checkpointed then, are not damage).
+    Any other change — another process's writes, a copy over it, a stray ``dd`` — changes
+    those times, so the next open checks again; a damaged file is never remembered, so it is
+    refused at every open; and any read that meets damage (``SQLITE_CORRUPT``) forgets the
+    file. See ``docs/performance.md`` for what this trades.
     It then switches the file to WAL and applies the missing migrations, in order, in one
     ``BEGIN IMMEDIATE`` transaction that also records the new version — all of them or none.
     Components are independent: a newer version of one component's tables does not stop an
@@ -76,6 +85,51 @@ SQLITE_BUSY_TIMEOUT = 10.0
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_CORRUPT})
 
 
+class _CheckedFiles:
+    """The files whose pages this process found intact, and the state each was left in.
+
+    Process-wide on purpose: the point is that a second store object (a new request, a
+    reopened session) on an unchanged file does not read the whole file again.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[tuple[int, int], tuple[int, int, int]] = {}
+
+    @staticmethod
+    def _stat(path: str) -> tuple[tuple[int, int], tuple[int, int, int]] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino), (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    def trusted(self, path: str) -> bool:
+        """Whether ``path`` passed the check in this process and has not changed since."""
+        found = self._stat(path)
+        if found is None:
+            return False
+        with self._lock:
+            return self._states.get(found[0]) == found[1]
+
+    def remember(self, path: str) -> None:
+        """``path`` is intact as it is now (just checked, or changed only by this process)."""
+        found = self._stat(path)
+        if found is not None:
+            with self._lock:
+                self._states[found[0]] = found[1]
+
+    def forget(self, path: str) -> None:
+        """Check ``path`` again at its next open (a read met damage)."""
+        found = self._stat(path)
+        if found is not None:
+            with self._lock:
+                self._states.pop(found[0], None)
+
+
+_CHECKED = _CheckedFiles()
+
+
 class SqliteDatabase(AsyncResource):
     """One component's connection to a SQLite file, opened lazily, used from worker threads.
 
@@ -94,7 +148,9 @@ class SqliteDatabase(AsyncResource):
             after ``aclose()`` calls raise ``GloveStateError`` saying ``owner`` is closed.
         closed_error: builds that exception instead (a package with errors of its own).
         check_pages: run SQLite's ``quick_check`` when the connection opens (it reads the
-            whole file: about 0.7 ms per MB). False only where this process has checked the
+            whole file: about 0.7 ms per MB), unless this process checked the file already
+            and it has not changed since but through this process (see the module
+            docstring). False skips it altogether: only where this process has checked the
             file already, as the headless server does once for all its sessions.
 
     Raises:
@@ -122,6 +178,7 @@ class SqliteDatabase(AsyncResource):
         message = f"{owner or repr(self)} is closed; create a new one to use the file"
         self._closed_error = closed_error or (lambda: GloveStateError(message))
         self._conn: sqlite3.Connection | None = None
+        self._intact = False  # the page check passed (or was trusted) when the file opened
         self._finalizer: weakref.finalize[[], SqliteDatabase] | None = None
         self._lock = threading.Lock()
         self._closed = False
@@ -200,6 +257,7 @@ class SqliteDatabase(AsyncResource):
                 check_pages=self._check_pages,
             )
             self._conn = conn
+            self._intact = self._check_pages
             # Owners that never close (a queue handed to EventsConfig) still release the file.
             self._finalizer = weakref.finalize(self, conn.close)
         return self._conn
@@ -218,6 +276,10 @@ class SqliteDatabase(AsyncResource):
             if self._finalizer is not None:
                 self._finalizer()  # closes the connection, once
                 self._finalizer = None
+                if self._intact:
+                    # Checked at open; what changed since is this connection's (and other
+                    # SQLite writers') work, checkpointed by the close: not damage.
+                    _CHECKED.remember(self._path)
             self._conn = None
 
     async def _enter(self) -> None:
@@ -272,8 +334,9 @@ def _connect(
     try:
         # Every check before the first write, so a refused file stays byte for byte the same.
         must_migrate = needs_migration(conn, file, schema)
-        if check_pages:
+        if check_pages and not _CHECKED.trusted(file):
             _check_pages(conn, file)
+            _CHECKED.remember(file)
         _use_wal(conn, busy_timeout)
         conn.execute("PRAGMA synchronous = NORMAL")
         if must_migrate:
@@ -331,6 +394,7 @@ def _translate(exc: sqlite3.Error, path: str, busy_timeout: float) -> StoreError
     """The typed error for a sqlite3 error on ``path`` (damaged file, lock timeout, other)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code in _CORRUPT_CODES:
+        _CHECKED.forget(path)  # the next open reads the whole file again
         return StoreCorruptError(path, str(exc))
     if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
         return StoreError(

@@ -382,6 +382,8 @@ class SubscriberSet:
 
     async def publish(self, event: SubscriberEvent) -> None:
         """Deliver ``event`` to every subscriber; one that raises is logged and skipped."""
+        if not self._members:
+            return
         for subscriber in list(self._members):
             try:
                 await subscriber.record(event)

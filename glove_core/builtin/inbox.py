@@ -99,7 +99,9 @@ def post_to_inbox_tool() -> Tool:
 
 
 async def take_resolved_inbox(
-    store: StoreAdapter, save: SaveMessages | None = None
+    store: StoreAdapter,
+    save: SaveMessages | None = None,
+    items: Sequence[InboxItem] | None = None,
 ) -> Message | None:
     """Save the resolved inbox items as one message and mark them consumed.
 
@@ -111,6 +113,8 @@ async def take_resolved_inbox(
         store: the conversation store; a store without the inbox capability returns None.
         save: how to save the message (the loop passes its own, which also extends its
             in-memory history); ``store.append_messages`` when omitted.
+        items: the conversation's inbox items as just read (``RequestStartStore``); read
+            from the store when omitted.
 
     Returns:
         The saved message (``sender="user"``, ``framework_context="inbox"``), or None when
@@ -118,7 +122,10 @@ async def take_resolved_inbox(
     """
     if not isinstance(store, InboxStore):
         return None
-    items = await store.get_resolved_inbox_items()
+    if items is None:
+        items = await store.get_resolved_inbox_items()
+    else:
+        items = [i for i in items if i.status == "resolved"]
     if not items:
         return None
     lines = ["Answers arrived for requests you posted to the inbox earlier:"]

@@ -10,14 +10,28 @@ from glove_core.subscribers import ModelResponseCompleteEvent, ModelResponseEven
 from glove_core.tools import ToolSpec
 from glove_core.types import Message, Usage
 
-__all__ = ["ModelAdapter", "ModelRequest", "ModelResponse", "without_render_data"]
+__all__ = [
+    "ModelAdapter",
+    "ModelRequest",
+    "ModelResponse",
+    "RenderFreeMessages",
+    "without_render_data",
+]
+
+
+class RenderFreeMessages(list[Message]):
+    """A list of messages its maker has already taken ``render_data`` out of (the loop keeps
+    each message's model view per request): ``ModelRequest`` trusts it instead of checking
+    every tool result of every message again at each model call."""
 
 
 def without_render_data(messages: list[Message]) -> list[Message]:
     """``messages`` with every tool result's ``render_data`` taken out (client-only data by
     contract); the same list when none has any, and the same message objects where they had
     none."""
-    if not any(r.result.render_data is not None for m in messages for r in m.tool_results or ()):
+    if type(messages) is RenderFreeMessages:
+        return messages
+    if not _any_render_data(messages):
         return messages
     stripped: list[Message] = []
     for message in messages:
@@ -32,6 +46,17 @@ def without_render_data(messages: list[Message]) -> list[Message]:
             message = message.model_copy(update={"tool_results": clean})
         stripped.append(message)
     return stripped
+
+
+def _any_render_data(messages: list[Message]) -> bool:
+    # Plain loops: this runs over the whole history once per request.
+    for message in messages:
+        results = message.tool_results
+        if results:
+            for result in results:
+                if result.result.render_data is not None:
+                    return True
+    return False
 
 
 @dataclass

@@ -14,6 +14,7 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import ScriptExhaustedError
 from glove_core.models.base import ModelRequest, ModelResponse, announce
 from glove_core.subscribers import Notify, TextDelta, ToolUse
+from glove_core.tools import ToolSpec
 from glove_core.types import Message, ToolCall, Usage
 
 __all__ = ["ScriptItem", "ScriptReply", "ScriptedModel"]
@@ -45,6 +46,7 @@ class ScriptedModel:
         self.latency = latency
         self._name = name
         self.requests: list[ModelRequest] = []
+        self._estimate = _TokenEstimate()
 
     @classmethod
     def from_json(cls, source: str | os.PathLike[str] | Any, *, name: str = "scripted") -> Self:
@@ -127,7 +129,7 @@ class ScriptedModel:
         for call in message.tool_calls or []:
             await notify(ToolUse(call.id, call.name, dict(call.input)))
         usage = Usage(
-            input_tokens=_estimate_tokens(request),
+            input_tokens=self._estimate(request),
             output_tokens=max(1, len(message.text) // 4) + 20 * len(message.tool_calls or []),
         )
         stop = "tool_use" if message.tool_calls else "end_turn"
@@ -157,16 +159,44 @@ def _to_message(reply: ScriptReply) -> Message:
     )
 
 
-def _estimate_tokens(request: ModelRequest) -> int:
-    chars = len(request.system)
-    for spec in request.tools:
-        chars += len(spec.name) + len(spec.description) + 200
-    # Runs over the whole history on every model call, so it avoids temporary lists.
-    blocks = 0
-    for message in request.messages:
+class _TokenEstimate:
+    """The input-token estimate (four characters a token, 50 characters a tool block), counted
+    once per change: a conversation's next request starts with the saved prefix of the last
+    one, so only what was added since is counted (the prefix is compared object by object, at
+    C speed; anything else is counted whole)."""
+
+    def __init__(self) -> None:
+        self._tools: list[ToolSpec] = []
+        self._tool_chars = 0
+        self._prefix: list[Message] = []
+        self._chars = 0
+        self._blocks = 0
+
+    def __call__(self, request: ModelRequest) -> int:
+        if request.tools != self._tools:
+            self._tools = list(request.tools)
+            self._tool_chars = sum(len(s.name) + len(s.description) + 200 for s in request.tools)
+        messages = request.messages
+        saved = request.saved_count
+        known = len(self._prefix)
+        if known <= saved and messages[:known] == self._prefix:
+            chars, blocks = _count(messages[known:saved])
+            chars, blocks = chars + self._chars, blocks + self._blocks
+        else:
+            chars, blocks = _count(messages[:saved])
+        self._prefix, self._chars, self._blocks = messages[:saved], chars, blocks
+        extra_chars, extra_blocks = _count(messages[saved:])
+        chars += len(request.system) + self._tool_chars + extra_chars
+        return max(1, (chars + 50 * (blocks + extra_blocks)) // 4)
+
+
+def _count(messages: Sequence[Message]) -> tuple[int, int]:
+    """Characters of text and tool blocks in ``messages``."""
+    chars = blocks = 0
+    for message in messages:
         chars += len(message.text)
         if message.tool_calls:
             blocks += len(message.tool_calls)
         if message.tool_results:
             blocks += len(message.tool_results)
-    return max(1, (chars + 50 * blocks) // 4)
+    return chars, blocks

@@ -16,6 +16,15 @@ from glove_core.stores.base import (
     PositionalHistoryStore as PositionalHistoryStore,
 )
 from glove_core.stores.base import (
+    ReplyStore as ReplyStore,
+)
+from glove_core.stores.base import (
+    RequestStart as RequestStart,
+)
+from glove_core.stores.base import (
+    RequestStartStore as RequestStartStore,
+)
+from glove_core.stores.base import (
     StoreAdapter as StoreAdapter,
 )
 from glove_core.stores.base import (
@@ -37,6 +46,9 @@ __all__ = [
     "PermissionStore",
     "PlainMemoryStore",
     "PositionalHistoryStore",
+    "ReplyStore",
+    "RequestStart",
+    "RequestStartStore",
     "SessionInfo",
     "SqliteStore",
     "StoreAdapter",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
 from glove_core.abort import AbortSignal
@@ -22,6 +23,9 @@ __all__ = [
     "PermissionStatus",
     "PermissionStore",
     "PositionalHistoryStore",
+    "ReplyStore",
+    "RequestStart",
+    "RequestStartStore",
     "StoreAdapter",
     "TaskStore",
     "TurnLockStore",
@@ -84,6 +88,47 @@ class StoreAdapter(Protocol):
 
     async def reset_counters(self) -> None:
         """Set the token and turn counters to zero."""
+        ...
+
+
+@dataclass(frozen=True)
+class RequestStart:
+    """What a request reads before its first model call (``RequestStartStore``)."""
+
+    messages: list[Message]
+    """The visible history: the newest compaction on (``get_messages_since_compaction``)."""
+    usage: Usage
+    """The conversation's token totals (``get_usage``)."""
+    inbox: list[InboxItem]
+    """Every inbox item, oldest first (``get_inbox_items``; empty without an inbox)."""
+
+
+@runtime_checkable
+class RequestStartStore(Protocol):
+    """Optional: everything a request reads at its start, in one read.
+
+    A request reads the visible history, the token totals and the inbox before its first
+    model call; a store that implements this answers all three at once (on PostgreSQL one
+    statement instead of four), as one consistent snapshot.
+    """
+
+    async def read_request_start(self) -> RequestStart:
+        """The visible history, the token totals and every inbox item."""
+        ...
+
+
+@runtime_checkable
+class ReplyStore(Protocol):
+    """Optional: a model's reply saved together with what it cost.
+
+    After each model call the loop saves the reply, adds its tokens and counts the call. A
+    store that implements this does all three in one write (on PostgreSQL one statement
+    instead of three), and they are kept or lost together; a store without it gets
+    ``append_messages``, ``add_usage`` and ``increment_turn`` in that order.
+    """
+
+    async def append_reply(self, message: Message, usage: Usage) -> None:
+        """Append ``message``, add ``usage`` to the totals and count one model call."""
         ...
 
 

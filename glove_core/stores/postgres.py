@@ -22,6 +22,11 @@ from glove_core.abort import AbortSignal
 from glove_core.errors import ConversationLockedError, InboxItemError
 from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
 from glove_core.resources import AsyncResource
+from glove_core.stores._postgres_statements import (
+    REQUEST_START,
+    append_statement,
+    request_start,
+)
 from glove_core.stores._postgres_tables import STORE_SCHEMA, touch
 from glove_core.stores._rows import (
     RESET_COUNTERS,
@@ -33,7 +38,13 @@ from glove_core.stores._rows import (
 )
 from glove_core.stores._sqlite_tables import now
 from glove_core.stores._turn_lock import DEFAULT_TURN_LOCK_TIMEOUT
-from glove_core.stores.base import InboxStatus, PermissionStatus, check_start, inbox_changes
+from glove_core.stores.base import (
+    InboxStatus,
+    PermissionStatus,
+    RequestStart,
+    check_start,
+    inbox_changes,
+)
 from glove_core.types import InboxItem, Message, Task, Usage
 
 __all__ = ["SAVES_CHANNEL", "PostgresStore", "deleted_payload", "turn_lock_name"]
@@ -60,9 +71,9 @@ class PostgresStore(AsyncResource):
     """A conversation kept in PostgreSQL, with every optional capability.
 
     Implements ``StoreAdapter`` and the task, permission, inbox, turn-lock,
-    compacted-history and positional-history capabilities. The store owns nothing: close
-    the ``PostgresDatabase`` (once, for every store on it) when done; ``async with`` on the
-    store only migrates early.
+    compacted-history, positional-history, reply and request-start capabilities. The store
+    owns nothing: close the ``PostgresDatabase`` (once, for every store on it) when done;
+    ``async with`` on the store only migrates early.
 
     Args:
         database: the process's ``PostgresDatabase`` (its pool is shared by every store).
@@ -151,6 +162,17 @@ class PostgresStore(AsyncResource):
             "AND is_compaction), 0)"
         )
 
+    async def read_request_start(self) -> RequestStart:
+        """The visible history, the token totals and every inbox item: one statement (the
+        ``RequestStartStore`` capability), one snapshot."""
+        sid = self._session_id
+
+        async def read(conn: Connection) -> Any:
+            cursor = await conn.execute(REQUEST_START, {"sid": sid})
+            return await cursor.fetchone()
+
+        return request_start(await self._call(read), self._db.name, sid)
+
     async def count_messages(self) -> int:
         """How many messages the conversation has (an index count; nothing is parsed)."""
         sid = self._session_id
@@ -187,23 +209,22 @@ class PostgresStore(AsyncResource):
 
     async def append_messages(self, messages: list[Message]) -> None:
         """Save messages at the end of the conversation, in one transaction (all or none)."""
-        if not messages:
-            return
-        sid = self._session_id
-        rows = [(sid, m.id, m.sender, m.is_compaction, m.model_dump_json()) for m in messages]
+        if messages:
+            await self._append(messages, None)
+
+    async def append_reply(self, message: Message, usage: Usage) -> None:
+        """Save a model's reply, add its tokens to the totals and count the model call: one
+        statement, one transaction (the ``ReplyStore`` capability)."""
+        await self._append([message], usage)
+
+    async def _append(self, messages: list[Message], usage: Usage | None) -> None:
+        """One statement, all of it or none (``_postgres_statements``)."""
+        statement, params = append_statement(self._session_id, messages, usage, SAVES_CHANNEL)
 
         async def write(conn: Connection) -> None:
-            # The session row's lock orders concurrent appends: each batch stays contiguous.
-            await touch(conn, sid)
-            async with conn.cursor() as cursor:
-                await cursor.executemany(
-                    "INSERT INTO glove_messages (session_id, message_id, sender, "
-                    "is_compaction, data) VALUES (%s, %s, %s, %s, %s)",
-                    rows,
-                )
-            await self._db.notify(conn, SAVES_CHANNEL, sid)
+            await conn.execute(statement, params)
 
-        await self._call(write, write=True)
+        await self._call(write)
 
     async def get_usage(self) -> Usage:
         """Tokens used by this conversation so far."""

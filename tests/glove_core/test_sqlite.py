@@ -326,3 +326,92 @@ def test_bad_arguments(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="busy_timeout must be 0 or more"):
         SqliteDatabase(tmp_path / "g.db", log_schema(1), busy_timeout=-1)
     assert log_schema(3).version == 3
+
+
+# --- the page check: once per file per process, again when the file changed ---------------
+
+_PAGE = 4096
+
+
+async def _conversation_file(path: Path, messages: int) -> None:
+    from glove_core import Message, SqliteStore
+
+    async with SqliteStore(path, "s") as store:
+        await store.append_messages(
+            [Message(sender="user", text=f"message {n} " * 150) for n in range(messages)]
+        )
+
+
+def _damage_a_middle_page(path: Path) -> None:
+    pages = path.stat().st_size // _PAGE
+    with path.open("r+b") as file:
+        file.seek((pages // 2) * _PAGE)
+        file.write(bytes((n * 37 + 11) % 256 for n in range(_PAGE)))
+
+
+def _bytes_read() -> int:
+    """What this process has read through system calls so far (Linux: /proc/self/io)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("/proc/self/io has no rchar line")
+
+
+async def test_a_file_damaged_after_its_check_is_refused_at_every_later_open(
+    tmp_path: Path,
+) -> None:
+    from glove_core import SqliteStore
+
+    path = tmp_path / "chat.db"
+    await _conversation_file(path, 300)
+    async with SqliteStore(path, "s") as store:  # checked and remembered as intact
+        assert len(await store.get_messages()) == 300
+    _damage_a_middle_page(path)
+    before = path.read_bytes()
+    for _ in range(2):
+        with pytest.raises(StoreCorruptError):
+            await SqliteStore(path, "s").open()
+    assert path.read_bytes() == before
+
+
+async def test_a_damaged_file_is_refused_by_a_new_process(tmp_path: Path) -> None:
+    path = tmp_path / "chat.db"
+    await _conversation_file(path, 300)
+    _damage_a_middle_page(path)
+    before = path.read_bytes()
+    script = (
+        "import asyncio, sys\n"
+        "from glove_core import SqliteStore\n"
+        "from glove_core.errors import StoreCorruptError\n"
+        "try:\n"
+        "    asyncio.run(SqliteStore(sys.argv[1], 's').open())\n"
+        "except StoreCorruptError:\n"
+        "    sys.exit(3)\n"
+    )
+    process = await asyncio.create_subprocess_exec(sys.executable, "-c", script, str(path))
+    assert await process.wait() == 3
+    assert path.read_bytes() == before
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").exists(), reason="needs Linux's /proc/self/io")
+async def test_an_unchanged_file_is_read_whole_once_per_process(tmp_path: Path) -> None:
+    from glove_core import SqliteStore
+
+    path = tmp_path / "chat.db"
+    await _conversation_file(path, 3000)
+    other = tmp_path / "copy.db"
+    other.write_bytes(path.read_bytes())  # a file this process never checked
+    size = other.stat().st_size
+    assert size > 4_000_000
+
+    first = _bytes_read()
+    async with SqliteStore(other, "s") as store:
+        await store.open()
+    first = _bytes_read() - first
+    again = _bytes_read()
+    async with SqliteStore(other, "s") as store:
+        await store.open()
+    again = _bytes_read() - again
+
+    assert first > size  # the check read every page
+    assert again < size / 10  # unchanged since: not read again
