@@ -43,7 +43,7 @@ from glove_mcp._session_storage import SessionStore
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+from glove_mcp.oauth import OAuthStore, OAuthTokenSource, UrlPolicy
 
 __all__ = ["chat", "demo", "serve"]
 
@@ -59,10 +59,14 @@ class _StoredLogin:
     (the server then answers 401 and discovery names the login command); refreshed silently
     afterwards, and after a 401."""
 
-    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry, login: str) -> None:
+    def __init__(
+        self, store: OAuthStore, entry: McpCatalogueEntry, login: str, policy: UrlPolicy
+    ) -> None:
         self._store = store
         self._id = entry.id
-        self._source = OAuthTokenSource(store, entry.id, entry.url, login_command=login)
+        self._source = OAuthTokenSource(
+            store, entry.id, entry.url, login_command=login, url_policy=policy
+        )
 
     async def access_token(self, *, force_refresh: bool = False) -> str | None:
         state = await self._store.get(self._id)
@@ -91,7 +95,8 @@ def _with_login_hints(
 def _token_lookup(
     store: OAuthStore, entries: list[McpCatalogueEntry], args: argparse.Namespace
 ) -> dict[str, Any]:
-    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id)) for e in entries}
+    policy = UrlPolicy(allow_private=getattr(args, "allow_private_oauth", False))
+    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id), policy) for e in entries}
 
 
 def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-__all__ = ["Formatter", "Version", "at_least", "port", "subcommand"]
+__all__ = ["Formatter", "Version", "at_least", "port", "safety_flags", "subcommand"]
 
 
 class Formatter(argparse.HelpFormatter):
@@ -123,3 +123,23 @@ def port(text: str) -> int:
     if not 0 <= value <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535, got {text}")
     return value
+
+
+def safety_flags(sub: argparse.ArgumentParser, *, agent: bool = False) -> None:
+    """The flags that relax a defence against hostile servers, for development only:
+    ``--allow-private-oauth`` (logins and refreshes may reach private and loopback addresses
+    and plain http on loopback), and for the agent commands ``--no-untrusted-marks`` (tool
+    results and descriptions reach the model without their untrusted-content envelope)."""
+    sub.add_argument(
+        "--allow-private-oauth",
+        action="store_true",
+        help="let OAuth reach private and loopback addresses, and http on loopback, whatever "
+        "the server's address (development setups only)",
+    )
+    if agent:
+        sub.add_argument(
+            "--no-untrusted-marks",
+            action="store_true",
+            help="send tool results and descriptions to the model without the envelope that "
+            "marks them as untrusted server content",
+        )

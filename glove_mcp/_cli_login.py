@@ -19,7 +19,7 @@ from glove_mcp._cli_token_kind import store_kind
 from glove_mcp._cli_tokens import check_token_flags, command_token_store
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
+from glove_mcp.oauth import OAuthStore, OAuthTokenSource, UrlPolicy, run_mcp_oauth
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -125,6 +125,7 @@ async def _login(
             open_browser=not args.no_browser,
             on_progress=say,
             timeout=args.timeout,
+            url_policy=UrlPolicy(allow_private=args.allow_private_oauth),
         )
     except OAuthCallbackTimeoutError:
         raise CliError(
@@ -184,7 +185,8 @@ async def _logout_from(
     # Revoked first, deleted after: a token deleted here but still valid at the server is
     # a login the person believes is gone.
     try:
-        outcome = await OAuthTokenSource(store, entry.id, entry.url).revoke()
+        policy = UrlPolicy(allow_private=args.allow_private_oauth)
+        outcome = await OAuthTokenSource(store, entry.id, entry.url, url_policy=policy).revoke()
     except OAuthRevocationError as exc:
         again = command_hint(args, "logout", entry.id)
         raise CliError(

@@ -98,7 +98,7 @@ async def _advertises_oauth(url: str, timeout: float) -> bool:  # noqa: ASYNC109
     ]
     async with httpx2.AsyncClient(timeout=timeout) as client:
         named = await _named_metadata(client, url)
-        if named:
+        if named and await _allowed(named, url):
             candidates.insert(0, named)
         for candidate in candidates:
             try:
@@ -123,6 +123,19 @@ async def _named_metadata(client: Any, url: str) -> str | None:
         return None
     found = _RESOURCE_METADATA.search(response.headers.get("www-authenticate", ""))
     return found.group(1) if found else None
+
+
+async def _allowed(named: str, server_url: str) -> bool:
+    """Whether the login's URL policy would fetch the metadata the 401 names (the probe
+    must not be the way round it)."""
+    from glove_mcp.errors import OAuthUrlRefusedError
+    from glove_mcp.oauth.url_policy import UrlPolicy
+
+    try:
+        await UrlPolicy().check(named, server_url=server_url, role="metadata")
+    except OAuthUrlRefusedError:
+        return False
+    return True
 
 
 _RESOURCE_METADATA = re.compile(r'resource_metadata="?([^",\s]+)"?')

@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from glove_mcp._http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp._server_requests import ServerRequests
+from glove_mcp.errors import GloveMcpError
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_request"]
 
@@ -164,7 +165,13 @@ class Session:
             self._fail_ready(exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            logger.debug("MCP session of %r ended", self.namespace, exc_info=True)
+            found = leaves(exc)
+            if found and all(isinstance(leaf, GloveMcpError) for leaf in found):
+                # Our own errors (a refused OAuth URL, …) say everything in one line; the
+                # caller gets them, and a traceback in the log adds only noise.
+                logger.debug("MCP session of %r ended: %s", self.namespace, found[0])
+            else:
+                logger.debug("MCP session of %r ended", self.namespace, exc_info=True)
         finally:
             self._fail_ready(ConnectionError("the session ended before initialize"))
 

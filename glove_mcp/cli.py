@@ -18,6 +18,7 @@ from glove_mcp._cli_args import Formatter as _Formatter
 from glove_mcp._cli_args import Version as _Version
 from glove_mcp._cli_args import at_least as _at_least
 from glove_mcp._cli_args import port as _port
+from glove_mcp._cli_args import safety_flags as _safety_flags
 from glove_mcp._cli_args import subcommand as _subcommand
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
@@ -148,6 +149,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="environment variable holding that client's secret",
     )
     catalogue_and_store(auth)
+    _safety_flags(auth)
     token_database(auth)
     auth.set_defaults(run="_cli_login:auth")
 
@@ -183,6 +185,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="delete the stored tokens without revoking them (e.g. the server is gone)",
     )
     catalogue_and_store(logout)
+    _safety_flags(logout)
     token_database(logout)
     logout.set_defaults(run="_cli_login:logout")
 
@@ -263,6 +266,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         help="never ask for permission or a choice (headless behaviour)",
     )
     catalogue_and_store(chat, shared=False)
+    _safety_flags(chat, agent=True)
     model_options(chat)
     chat.set_defaults(run="_cli_agent:chat")
 
@@ -380,6 +384,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "for its conversation's lock (default 100)",
     )
     catalogue_and_store(serve)
+    _safety_flags(serve, agent=True)
     model_options(serve)
     serve.set_defaults(run="_cli_agent:serve")
     return parser

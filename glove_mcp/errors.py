@@ -30,7 +30,8 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
         ├── OAuthFlowError           the interactive login did not complete
         │   ├── OAuthAuthorizationDeniedError  consent refused (the callback had error=)
         │   ├── OAuthStateMismatchError  the callback's state is not the one we sent
-        │   └── OAuthCallbackTimeoutError  no callback arrived in time
+        │   ├── OAuthCallbackTimeoutError  no callback arrived in time
+        │   └── OAuthUrlRefusedError  a URL the server's metadata named breaks the URL policy
         ├── OAuthVerifyError         logged in, but the verify call against the server failed
         └── OAuthStoreError          an OAuth store could not be read or written
             ├── OAuthStoreCorruptError   the stored data is damaged: fix or delete it
@@ -71,6 +72,7 @@ __all__ = [
     "OAuthStoreCorruptError",
     "OAuthStoreError",
     "OAuthStoreVersionError",
+    "OAuthUrlRefusedError",
     "OAuthVerifyError",
 ]
 
@@ -434,6 +436,21 @@ class OAuthCallbackTimeoutError(OAuthFlowError):
             "again and approve it in the browser; on a machine without a browser use "
             "open_browser=False and paste the redirected URL (or the code) when asked."
         )
+
+
+class OAuthUrlRefusedError(OAuthFlowError):
+    """A URL the login was led to (metadata, registration, token, revocation) breaks the
+    URL policy (``glove_mcp.oauth.UrlPolicy``); nothing was sent to it.
+
+    Attributes:
+        url: the URL, redacted (no user-info, query or fragment).
+        rule: the rule it breaks.
+    """
+
+    def __init__(self, url: str, rule: str) -> None:
+        self.url = url
+        self.rule = rule
+        super().__init__(f"refused to fetch {url}: {rule}")
 
 
 class OAuthVerifyError(OAuthError):
