@@ -160,7 +160,9 @@ async def chat(args: argparse.Namespace) -> int:
                 out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
         doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
         with progress.step(doing):
-            mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+            mount = await mount_mcp(
+                glove, adapter=adapter, entries=entries, mark_untrusted=not args.no_untrusted_marks
+            )
         stack.push_async_callback(mount.aclose)
         glove.build()
         active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
@@ -229,7 +231,13 @@ async def serve(args: argparse.Namespace) -> int:
             server_mode=not args.web,
             events=EventsConfig(queue=queue),
         )
-        mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
+        mount = await mount_mcp(
+            glove,
+            adapter=adapter,
+            entries=entries,
+            pool=pool,
+            mark_untrusted=not args.no_untrusted_marks,
+        )
         stack.push_async_callback(mount.aclose)
         if db is None:  # other instances may switch this conversation's servers
             follow_activations(glove, mount)

@@ -43,6 +43,8 @@ Messages name the server, the state and the fix; they never contain tokens or he
 
 from __future__ import annotations
 
+from glove_core.redaction import redact_url
+
 __all__ = [
     "MAX_ERROR_DETAIL_CHARS",
     "GloveMcpError",
@@ -94,6 +96,7 @@ class McpConnectionError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, message: str) -> None:
+        url = redact_url(url)
         self.server = server
         self.url = url
         super().__init__(message)
@@ -104,6 +107,7 @@ class McpServerUnavailableError(McpConnectionError):
     start (then ``program`` names it; ``reason`` says what went wrong)."""
 
     def __init__(self, server: str, url: str, reason: str, *, program: str | None = None) -> None:
+        url = redact_url(url)
         self.reason = reason
         self.program = program
         if program is not None:
@@ -124,6 +128,7 @@ class McpTimeoutError(McpConnectionError):
     """The server did not answer in time."""
 
     def __init__(self, server: str, url: str, what: str, seconds: float | None) -> None:
+        url = redact_url(url)
         self.what = what
         self.seconds = seconds
         limit = f" within {seconds:g} s" if seconds is not None else ""
@@ -139,6 +144,7 @@ class McpSessionExpiredError(McpConnectionError):
     """The server forgot the session (404) again right after a re-initialize."""
 
     def __init__(self, server: str, url: str) -> None:
+        url = redact_url(url)
         super().__init__(
             server,
             url,
@@ -156,6 +162,7 @@ class McpAuthExpiredError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
+        url = redact_url(url)
         self.server = server
         self.url = url
         self.source_error = source_error
@@ -181,6 +188,7 @@ class McpInsufficientScopeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, scope: str | None) -> None:
+        url = redact_url(url)
         self.server = server
         self.url = url
         self.scope = scope
@@ -222,6 +230,7 @@ class McpResponseTooLargeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, what: str, limit: int) -> None:
+        url = redact_url(url)
         self.server = server
         self.url = url
         self.limit = limit
@@ -353,6 +362,7 @@ class OAuthRevocationError(OAuthError):
     """
 
     def __init__(self, key: str, endpoint: str, reason: str) -> None:
+        endpoint = redact_url(endpoint)
         self.key = key
         self.endpoint = endpoint
         self.reason = reason
@@ -381,7 +391,7 @@ class OAuthFlowError(OAuthError):
         Returns:
             The error itself, for ``raise exc.about(...)``.
         """
-        self.key, self.server_url = key, server_url
+        self.key, self.server_url = key, redact_url(server_url)
         return self
 
     def __str__(self) -> str:

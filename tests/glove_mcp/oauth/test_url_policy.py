@@ -97,9 +97,7 @@ async def test_resource_metadata_on_another_origin_is_never_fetched(
         }
         metadata_url = f"{base}/latest/meta-data/iam/security-credentials/"
         async with McpTestServer(lambda: challenge(metadata_url)) as hostile:
-            victim.answers["/latest/meta-data/iam/security-credentials/"]["resource"] = (
-                hostile.url
-            )
+            victim.answers["/latest/meta-data/iam/security-credentials/"]["resource"] = hostile.url
             store = MemoryOAuthStore()
             with pytest.raises(OAuthUrlRefusedError) as caught:
                 await run_mcp_oauth(hostile.url, store, "evil", authorize=follow, timeout=5)
@@ -137,9 +135,7 @@ async def test_plain_http_authorization_server_of_a_public_server_gets_no_code(
     stops before any code or verifier is sent in clear text."""
     store = MemoryOAuthStore()
     with pytest.raises(OAuthUrlRefusedError, match="https is required") as caught:
-        await run_mcp_oauth(
-            auth_server.url, store, "notes", authorize=follow, url_policy=public()
-        )
+        await run_mcp_oauth(auth_server.url, store, "notes", authorize=follow, url_policy=public())
     assert "\n" not in str(caught.value)
     assert auth_server.provider.counters.token_requests == 0
     assert auth_server.provider.counters.registrations == 0
