@@ -46,12 +46,13 @@ class Coalescer:
                 await work()
                 if key not in self._pending:
                     return
-                ended = loop.time()
-                while (
-                    loop.time() - self._pending[key] < self.quiet
-                    and loop.time() - ended < self.max_wait
-                ):
-                    await asyncio.sleep(self.quiet)
+                deadline = loop.time() + self.max_wait
+                while True:
+                    # Until the requests have been quiet for ``quiet`` s (each one moves it).
+                    wait = min(self._pending[key] + self.quiet, deadline) - loop.time()
+                    if wait <= 0:
+                        break
+                    await asyncio.sleep(wait)
         finally:
             self._running.discard(key)
             self._pending.pop(key, None)
