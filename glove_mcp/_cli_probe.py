@@ -128,8 +128,7 @@ async def _named_metadata(client: Any, url: str) -> str | None:
 async def _allowed(named: str, server_url: str) -> bool:
     """Whether the login's URL policy would fetch the metadata the 401 names (the probe
     must not be the way round it)."""
-    from glove_mcp.errors import OAuthUrlRefusedError
-    from glove_mcp.oauth.url_policy import UrlPolicy
+    from glove_mcp.oauth.url_policy import OAuthUrlRefusedError, UrlPolicy
 
     try:
         await UrlPolicy().check(named, server_url=server_url, role="metadata")

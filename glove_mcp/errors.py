@@ -31,7 +31,7 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
         │   ├── OAuthAuthorizationDeniedError  consent refused (the callback had error=)
         │   ├── OAuthStateMismatchError  the callback's state is not the one we sent
         │   ├── OAuthCallbackTimeoutError  no callback arrived in time
-        │   └── OAuthUrlRefusedError  a URL the server's metadata named breaks the URL policy
+        │   └── OAuthUrlRefusedError  a URL breaks the URL policy (in glove_mcp.oauth)
         ├── OAuthVerifyError         logged in, but the verify call against the server failed
         └── OAuthStoreError          an OAuth store could not be read or written
             ├── OAuthStoreCorruptError   the stored data is damaged: fix or delete it
@@ -74,7 +74,6 @@ __all__ = [
     "OAuthStoreCorruptError",
     "OAuthStoreError",
     "OAuthStoreVersionError",
-    "OAuthUrlRefusedError",
     "OAuthVerifyError",
 ]
 
@@ -96,9 +95,7 @@ class McpConnectionError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, message: str) -> None:
-        url = redact_url(url)
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         super().__init__(message)
 
 
@@ -162,9 +159,7 @@ class McpAuthExpiredError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
-        url = redact_url(url)
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         self.source_error = source_error
         why = f" The auth source failed: {source_error}." if source_error else ""
         super().__init__(
@@ -188,9 +183,7 @@ class McpInsufficientScopeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, scope: str | None) -> None:
-        url = redact_url(url)
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         self.scope = scope
         needs = f"scope {scope!r}" if scope else "a scope it does not have"
         super().__init__(
@@ -230,9 +223,7 @@ class McpResponseTooLargeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, what: str, limit: int) -> None:
-        url = redact_url(url)
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         self.limit = limit
         super().__init__(
             f"MCP server {server!r} at {url} answered {what} with a message larger than "
@@ -362,9 +353,7 @@ class OAuthRevocationError(OAuthError):
     """
 
     def __init__(self, key: str, endpoint: str, reason: str) -> None:
-        endpoint = redact_url(endpoint)
-        self.key = key
-        self.endpoint = endpoint
+        self.key, self.endpoint = key, (endpoint := redact_url(endpoint))
         self.reason = reason
         super().__init__(
             f"revoking the tokens of {key!r} at {endpoint} failed ({reason}); they may still "
@@ -446,21 +435,6 @@ class OAuthCallbackTimeoutError(OAuthFlowError):
             "again and approve it in the browser; on a machine without a browser use "
             "open_browser=False and paste the redirected URL (or the code) when asked."
         )
-
-
-class OAuthUrlRefusedError(OAuthFlowError):
-    """A URL the login was led to (metadata, registration, token, revocation) breaks the
-    URL policy (``glove_mcp.oauth.UrlPolicy``); nothing was sent to it.
-
-    Attributes:
-        url: the URL, redacted (no user-info, query or fragment).
-        rule: the rule it breaks.
-    """
-
-    def __init__(self, url: str, rule: str) -> None:
-        self.url = url
-        self.rule = rule
-        super().__init__(f"refused to fetch {url}: {rule}")
 
 
 class OAuthVerifyError(OAuthError):

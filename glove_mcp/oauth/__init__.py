@@ -28,6 +28,7 @@ from glove_mcp.oauth.store import MemoryOAuthStore as MemoryOAuthStore
 from glove_mcp.oauth.store import OAuthStore as OAuthStore
 from glove_mcp.oauth.token_source import OAuthTokenSource as OAuthTokenSource
 from glove_mcp.oauth.token_source import RevocationOutcome as RevocationOutcome
+from glove_mcp.oauth.url_policy import OAuthUrlRefusedError as OAuthUrlRefusedError
 from glove_mcp.oauth.url_policy import UrlPolicy as UrlPolicy
 
 __all__ = [
@@ -43,6 +44,7 @@ __all__ = [
     "OAuthState",
     "OAuthStore",
     "OAuthTokenSource",
+    "OAuthUrlRefusedError",
     "RevocationOutcome",
     "StoredTokens",
     "UrlPolicy",

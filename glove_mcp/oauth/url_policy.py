@@ -39,9 +39,25 @@ from urllib.parse import urlsplit
 import httpx2
 
 from glove_core.redaction import redact_url
-from glove_mcp.errors import OAuthUrlRefusedError
+from glove_mcp.errors import OAuthFlowError
 
-__all__ = ["Resolver", "UrlPolicy", "UrlRole", "guard_auth_flow"]
+__all__ = ["OAuthUrlRefusedError", "Resolver", "UrlPolicy", "UrlRole", "guard_auth_flow"]
+
+
+class OAuthUrlRefusedError(OAuthFlowError):
+    """A URL the login was led to (metadata, registration, token, revocation) breaks the
+    URL policy; nothing was sent to it.
+
+    Attributes:
+        url: the URL, redacted (no user-info, query or fragment).
+        rule: the rule it breaks.
+    """
+
+    def __init__(self, url: str, rule: str) -> None:
+        self.url = url
+        self.rule = rule
+        super().__init__(f"refused to fetch {url}: {rule}")
+
 
 IpAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 

@@ -17,8 +17,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from glove_mcp.errors import OAuthUrlRefusedError
-from glove_mcp.oauth import MemoryOAuthStore, OAuthTokenSource, UrlPolicy, run_mcp_oauth
+from glove_mcp.oauth import (
+    MemoryOAuthStore,
+    OAuthTokenSource,
+    OAuthUrlRefusedError,
+    UrlPolicy,
+    run_mcp_oauth,
+)
 from glove_mcp.oauth.state import OAuthClientInfo, StoredTokens, empty_oauth_state
 from glove_mcp.testing import McpTestServer
 from glove_mcp.testing.oauth_server import OAuthTestServer
