@@ -80,7 +80,7 @@ async def auth(args: argparse.Namespace) -> int:
             # Asked first, without credentials: a server that needs no login (or cannot give
             # one) is told plainly, and nothing is written to the token store.
             with progress.step(f"checking {entry.url}…"):
-                reach = await probe(entry)
+                reach = await probe(entry, allow_private=args.allow_private_oauth)
             plain = _needs_no_login(entry, reach)
             if plain is not None:
                 print(f"{entry.id}: {plain}")
