@@ -30,12 +30,12 @@ Example:
 
 from __future__ import annotations
 
-import re
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import TypeVar
 
+from glove_core import redaction
 from glove_core._postgres_locks import LockPool, Notifications, lock_key
 from glove_core._schema_steps import check_schema
 from glove_core.abort import AbortSignal
@@ -96,9 +96,9 @@ class PostgresSchema:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without its password, for messages and logs."""
-    url = re.sub(r"(://[^:/@?]*):[^@/?]*@", r"\1:***@", url)
-    return re.sub(r"(password=)[^&\s]*", r"\1***", url)
+    """``url`` without its password, for messages and logs (the user name and the other
+    query parameters kept: they say which database; ``glove_core.redaction`` decides)."""
+    return redaction.redact_url(url, keep_user=True, keep_query=True)
 
 
 class PostgresDatabase(AsyncResource):

@@ -33,7 +33,8 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
         ├── OAuthFlowError           the interactive login did not complete
         │   ├── OAuthAuthorizationDeniedError  consent refused (the callback had error=)
         │   ├── OAuthStateMismatchError  the callback's state is not the one we sent
-        │   └── OAuthCallbackTimeoutError  no callback arrived in time
+        │   ├── OAuthCallbackTimeoutError  no callback arrived in time
+        │   └── OAuthUrlRefusedError  a URL breaks the URL policy (in glove_mcp.oauth)
         ├── OAuthVerifyError         logged in, but the verify call against the server failed
         └── OAuthStoreError          an OAuth store could not be read or written
             ├── OAuthStoreCorruptError   the stored data is damaged: fix or delete it
@@ -44,6 +45,8 @@ Messages name the server, the state and the fix; they never contain tokens or he
 """
 
 from __future__ import annotations
+
+from glove_core.redaction import redact_url
 
 __all__ = [
     "MAX_ERROR_DETAIL_CHARS",
@@ -98,8 +101,7 @@ class McpConnectionError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, message: str) -> None:
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         super().__init__(message)
 
 
@@ -108,6 +110,7 @@ class McpServerUnavailableError(McpConnectionError):
     start (then ``program`` names it; ``reason`` says what went wrong)."""
 
     def __init__(self, server: str, url: str, reason: str, *, program: str | None = None) -> None:
+        url = redact_url(url)
         self.reason = reason
         self.program = program
         if program is not None:
@@ -128,6 +131,7 @@ class McpTimeoutError(McpConnectionError):
     """The server did not answer in time."""
 
     def __init__(self, server: str, url: str, what: str, seconds: float | None) -> None:
+        url = redact_url(url)
         self.what = what
         self.seconds = seconds
         limit = f" within {seconds:g} s" if seconds is not None else ""
@@ -143,6 +147,7 @@ class McpSessionExpiredError(McpConnectionError):
     """The server forgot the session (404) again right after a re-initialize."""
 
     def __init__(self, server: str, url: str) -> None:
+        url = redact_url(url)
         super().__init__(
             server,
             url,
@@ -160,8 +165,7 @@ class McpAuthExpiredError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         self.source_error = source_error
         why = f" The auth source failed: {source_error}." if source_error else ""
         super().__init__(
@@ -185,8 +189,7 @@ class McpInsufficientScopeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, scope: str | None) -> None:
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         self.scope = scope
         needs = f"scope {scope!r}" if scope else "a scope it does not have"
         super().__init__(
@@ -226,8 +229,7 @@ class McpResponseTooLargeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, what: str, limit: int) -> None:
-        self.server = server
-        self.url = url
+        self.server, self.url = server, (url := redact_url(url))
         self.limit = limit
         super().__init__(
             f"MCP server {server!r} at {url} answered {what} with a message larger than "
@@ -357,8 +359,7 @@ class OAuthRevocationError(OAuthError):
     """
 
     def __init__(self, key: str, endpoint: str, reason: str) -> None:
-        self.key = key
-        self.endpoint = endpoint
+        self.key, self.endpoint = key, (endpoint := redact_url(endpoint))
         self.reason = reason
         super().__init__(
             f"revoking the tokens of {key!r} at {endpoint} failed ({reason}); they may still "
@@ -385,7 +386,7 @@ class OAuthFlowError(OAuthError):
         Returns:
             The error itself, for ``raise exc.about(...)``.
         """
-        self.key, self.server_url = key, server_url
+        self.key, self.server_url = key, redact_url(server_url)
         return self
 
     def __str__(self) -> str:

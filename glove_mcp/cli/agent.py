@@ -42,7 +42,7 @@ from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import mount_mcp
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+from glove_mcp.oauth import OAuthStore, OAuthTokenSource, UrlPolicy
 from glove_mcp.server.session_storage import SessionStore
 
 __all__ = ["chat", "demo", "serve"]
@@ -59,10 +59,14 @@ class _StoredLogin:
     (the server then answers 401 and discovery names the login command); refreshed silently
     afterwards, and after a 401."""
 
-    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry, login: str) -> None:
+    def __init__(
+        self, store: OAuthStore, entry: McpCatalogueEntry, login: str, policy: UrlPolicy
+    ) -> None:
         self._store = store
         self._id = entry.id
-        self._source = OAuthTokenSource(store, entry.id, entry.url, login_command=login)
+        self._source = OAuthTokenSource(
+            store, entry.id, entry.url, login_command=login, url_policy=policy
+        )
 
     async def access_token(self, *, force_refresh: bool = False) -> str | None:
         state = await self._store.get(self._id)
@@ -91,7 +95,8 @@ def _with_login_hints(
 def _token_lookup(
     store: OAuthStore, entries: list[McpCatalogueEntry], args: argparse.Namespace
 ) -> dict[str, Any]:
-    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id)) for e in entries}
+    policy = UrlPolicy(allow_private=getattr(args, "allow_private_oauth", False))
+    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id), policy) for e in entries}
 
 
 def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:
@@ -155,7 +160,9 @@ async def chat(args: argparse.Namespace) -> int:
                 out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
         doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
         with progress.step(doing):
-            mount = await mount_mcp(glove, adapter=adapter, entries=entries)
+            mount = await mount_mcp(
+                glove, adapter=adapter, entries=entries, mark_untrusted=not args.no_untrusted_marks
+            )
         stack.push_async_callback(mount.aclose)
         glove.build()
         active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
@@ -224,7 +231,13 @@ async def serve(args: argparse.Namespace) -> int:
             server_mode=not args.web,
             events=EventsConfig(queue=queue),
         )
-        mount = await mount_mcp(glove, adapter=adapter, entries=entries, pool=pool)
+        mount = await mount_mcp(
+            glove,
+            adapter=adapter,
+            entries=entries,
+            pool=pool,
+            mark_untrusted=not args.no_untrusted_marks,
+        )
         stack.push_async_callback(mount.aclose)
         if db is None:  # other instances may switch this conversation's servers
             follow_activations(glove, mount)

@@ -3,7 +3,14 @@ does the work)."""
 
 from __future__ import annotations
 
-from glove_mcp.cli.parser import at_least, catalogue_and_store, port, subcommand, token_database
+from glove_mcp.cli.parser import (
+    at_least,
+    catalogue_and_store,
+    port,
+    safety_flags,
+    subcommand,
+    token_database,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -59,6 +66,7 @@ def add_parser(commands: Any) -> None:
         help="environment variable holding that client's secret",
     )
     catalogue_and_store(sub)
+    safety_flags(sub)
     token_database(sub)
     sub.set_defaults(handler=run)
 

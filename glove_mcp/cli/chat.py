@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glove_mcp.cli.parser import catalogue_and_store, model_options, subcommand
+from glove_mcp.cli.parser import catalogue_and_store, model_options, safety_flags, subcommand
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -34,6 +34,7 @@ def add_parser(commands: Any) -> None:
         help="never ask for permission or a choice (headless behaviour)",
     )
     catalogue_and_store(sub, shared=False)
+    safety_flags(sub, agent=True)
     model_options(sub)
     sub.set_defaults(handler=run)
 

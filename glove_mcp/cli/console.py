@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 import signal
 import sys
 from collections.abc import Awaitable, Callable
@@ -20,6 +19,7 @@ from glove_core.subscribers import (
     ToolUse,
     ToolUseResult,
 )
+from glove_mcp._display_text import clean_text
 from glove_mcp.cli.progress import Progress
 from glove_mcp.subscribers import McpLog, McpProgress
 
@@ -33,12 +33,10 @@ PROMPT = "you> "
 
 # Servers write much of what is shown (results, progress, logs, forms); escape sequences in
 # it could rewrite the terminal, so control characters are dropped before printing.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def plain(text: Any) -> str:
-    """``text`` without terminal control characters (newlines and tabs stay)."""
-    return _CONTROL.sub("", str(text))
+    """``text`` without terminal control characters (newlines and tabs stay) and without
+    format characters such as bidirectional overrides (``_display_text.clean_text``)."""
+    return clean_text(text)
 
 
 def shorten(value: Any, limit: int = 160) -> str:

@@ -219,6 +219,7 @@ class ElicitationPrompter:
         self._write(
             f"\n[{server}] asks you to open a page: {plain(request.get('message', ''))}\n"
             f"  {plain(request.get('url', ''))}\n"
+            f"  host: {plain(request.get('host', '?'))}\n"
         )
         while True:
             text = (

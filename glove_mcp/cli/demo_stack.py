@@ -215,8 +215,13 @@ async def run_demo(
         printer = ConsolePrinter(out, color=color_wanted(out), progress=progress)
         glove.add_subscriber(printer)
         say("• mounting the catalogue (notes, tracker) with find_capability discovery…")
+        # The offline script reads the results' structured data, so only a real model gets
+        # them in their untrusted-content envelopes.
         mount = await mount_mcp(
-            glove, adapter=MemoryMcpAdapter("demo", tokens=token), entries=entries
+            glove,
+            adapter=MemoryMcpAdapter("demo", tokens=token),
+            entries=entries,
+            mark_untrusted=bool(api_key),
         )
         stack.push_async_callback(mount.aclose)
         stack.push_async_callback(glove.aclose)

@@ -20,7 +20,14 @@ from glove_mcp.cli.progress import Progress
 from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import check_token_flags, command_token_store
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
-from glove_mcp.oauth import OAuthResult, OAuthState, OAuthStore, OAuthTokenSource, run_mcp_oauth
+from glove_mcp.oauth import (
+    OAuthResult,
+    OAuthState,
+    OAuthStore,
+    OAuthTokenSource,
+    UrlPolicy,
+    run_mcp_oauth,
+)
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -81,7 +88,7 @@ async def auth(args: argparse.Namespace) -> int:
             # Asked first, without credentials: a server that needs no login (or cannot give
             # one) is told plainly, and nothing is written to the token store.
             with progress.step(f"checking {entry.url}…"):
-                reach = await probe(entry)
+                reach = await probe(entry, allow_private=args.allow_private_oauth)
             plain = _needs_no_login(entry, reach)
             if plain is not None:
                 print(f"{entry.id}: {plain}")
@@ -151,6 +158,7 @@ async def _run_login(
             open_browser=not args.no_browser,
             on_progress=say,
             timeout=args.timeout,
+            url_policy=UrlPolicy(allow_private=args.allow_private_oauth),
         )
     except OAuthCallbackTimeoutError:
         raise CliError(
@@ -244,7 +252,8 @@ async def _logout_from(
     # Revoked first, deleted after: a token deleted here but still valid at the server is
     # a login the person believes is gone.
     try:
-        outcome = await OAuthTokenSource(store, entry.id, entry.url).revoke()
+        policy = UrlPolicy(allow_private=args.allow_private_oauth)
+        outcome = await OAuthTokenSource(store, entry.id, entry.url, url_policy=policy).revoke()
     except OAuthRevocationError as exc:
         again = command_hint(args, "logout", entry.id)
         raise CliError(

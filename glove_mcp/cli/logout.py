@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from glove_mcp.cli.parser import catalogue_and_store, subcommand, token_database
+from glove_mcp.cli.parser import catalogue_and_store, safety_flags, subcommand, token_database
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ def add_parser(commands: Any) -> None:
         help="delete the stored tokens without revoking them (e.g. the server is gone)",
     )
     catalogue_and_store(sub)
+    safety_flags(sub)
     token_database(sub)
     sub.set_defaults(handler=run)
 

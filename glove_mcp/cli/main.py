@@ -147,13 +147,15 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _log_to_terminal(debug: bool) -> None:
-    # Imported here: ``--help`` and ``status`` print nothing through logging.
-    import logging
+    import logging  # imported here: ``--help`` and ``status`` print nothing through logging
+
+    from glove_mcp._log_redaction import redact_handlers
 
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
     )
+    redact_handlers()  # credentials in URLs, whoever logs them
     if not debug:
         # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
         # unreadable answer) before raising them, and a login it abandons can leave a task

@@ -25,6 +25,7 @@ __all__ = [
     "json_output",
     "model_options",
     "port",
+    "safety_flags",
     "subcommand",
     "token_database",
 ]
@@ -276,3 +277,23 @@ def model_options(sub: argparse.ArgumentParser) -> None:
     sub.add_argument(
         "--db", metavar="FILE", help="the SQLite file (default: in the data dir, 0600)"
     )
+
+
+def safety_flags(sub: argparse.ArgumentParser, *, agent: bool = False) -> None:
+    """The flags that relax a defence against hostile servers, for development only:
+    ``--allow-private-oauth`` (logins and refreshes may reach private and loopback addresses
+    and plain http on loopback), and for the agent commands ``--no-untrusted-marks`` (tool
+    results and descriptions reach the model without their untrusted-content envelope)."""
+    sub.add_argument(
+        "--allow-private-oauth",
+        action="store_true",
+        help="let OAuth reach private and loopback addresses, and http on loopback, whatever "
+        "the server's address (development setups only)",
+    )
+    if agent:
+        sub.add_argument(
+            "--no-untrusted-marks",
+            action="store_true",
+            help="send tool results and descriptions to the model without the envelope that "
+            "marks them as untrusted server content",
+        )

@@ -54,15 +54,21 @@ def stdio_problem(entry: McpCatalogueEntry) -> str | None:
     return None
 
 
-async def probe(entry: McpCatalogueEntry, timeout: float = 15.0) -> Reach:  # noqa: ASYNC109
-    """Ask ``entry``'s server, without credentials, what it needs."""
+async def probe(
+    entry: McpCatalogueEntry,
+    timeout: float = 15.0,  # noqa: ASYNC109
+    *,
+    allow_private: bool = False,
+) -> Reach:
+    """Ask ``entry``'s server, without credentials, what it needs (``allow_private``: the
+    metadata its 401 names is held to ``UrlPolicy(allow_private=...)``, as the login is)."""
     if entry.command:
         return Reach("stdio", stdio_problem(entry) or "")
     try:
         async with await connect_mcp(entry.id, entry.url, connect_timeout=timeout) as conn:
             count = len(await conn.list_tools())
     except McpAuthExpiredError:
-        if await _advertises_oauth(entry.url, timeout):
+        if await _advertises_oauth(entry.url, timeout, allow_private):
             return Reach("oauth")
         return Reach(
             "no_oauth",
@@ -80,7 +86,7 @@ async def probe(entry: McpCatalogueEntry, timeout: float = 15.0) -> Reach:  # no
     return Reach("open", f"{count} tools")
 
 
-async def _advertises_oauth(url: str, timeout: float) -> bool:  # noqa: ASYNC109
+async def _advertises_oauth(url: str, timeout: float, allow_private: bool) -> bool:  # noqa: ASYNC109
     """Whether the server names protected-resource metadata in its 401's ``WWW-Authenticate``
     (``resource_metadata=``, the MCP authorization spec's first place to look), or its origin
     publishes protected-resource or authorization-server metadata (RFC 9728, RFC 8414,
@@ -98,7 +104,7 @@ async def _advertises_oauth(url: str, timeout: float) -> bool:  # noqa: ASYNC109
     ]
     async with httpx2.AsyncClient(timeout=timeout) as client:
         named = await _named_metadata(client, url)
-        if named:
+        if named and await _allowed(named, url, allow_private):
             candidates.insert(0, named)
         for candidate in candidates:
             try:
@@ -123,6 +129,19 @@ async def _named_metadata(client: Any, url: str) -> str | None:
         return None
     found = _RESOURCE_METADATA.search(response.headers.get("www-authenticate", ""))
     return found.group(1) if found else None
+
+
+async def _allowed(named: str, server_url: str, allow_private: bool) -> bool:
+    """Whether the login's URL policy would fetch the metadata the 401 names (the probe
+    must not be the way round it)."""
+    from glove_mcp.oauth.url_policy import OAuthUrlRefusedError, UrlPolicy
+
+    try:
+        policy = UrlPolicy(allow_private=allow_private)
+        await policy.check(named, server_url=server_url, role="metadata")
+    except OAuthUrlRefusedError:
+        return False
+    return True
 
 
 _RESOURCE_METADATA = re.compile(r'resource_metadata="?([^",\s]+)"?')

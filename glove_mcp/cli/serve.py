@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import os
 
-from glove_mcp.cli.parser import at_least, catalogue_and_store, model_options, port, subcommand
+from glove_mcp.cli.parser import (
+    at_least,
+    catalogue_and_store,
+    model_options,
+    port,
+    safety_flags,
+    subcommand,
+)
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -133,6 +140,7 @@ def add_parser(commands: Any) -> None:
         "for its conversation's lock (default 100)",
     )
     catalogue_and_store(serve)
+    safety_flags(serve, agent=True)
     model_options(serve)
     serve.set_defaults(handler=run)
 

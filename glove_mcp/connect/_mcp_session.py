@@ -31,8 +31,10 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, 
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from glove_mcp._stderr import StderrCapture
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
+from glove_mcp.errors import GloveMcpError
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_on_session"]
 
@@ -164,9 +166,18 @@ class Session:
             self._fail_ready(exc)
             if isinstance(exc, asyncio.CancelledError):
                 raise
-            logger.debug("MCP session of %r ended", self.namespace, exc_info=True)
+            found = leaves(exc)
+            if found and all(isinstance(leaf, GloveMcpError) for leaf in found):
+                # Our own errors (a refused OAuth URL, …) say everything in one line; the
+                # caller gets them, and a traceback in the log adds only noise.
+                logger.debug("MCP session of %r ended: %s", self.namespace, found[0])
+            else:
+                logger.debug("MCP session of %r ended", self.namespace, exc_info=True)
         finally:
             self._fail_ready(ConnectionError("the session ended before initialize"))
+
+    def _started(self) -> bool:
+        return self.ready.done() and not self.ready.cancelled() and not self.ready.exception()
 
     def _fail_ready(self, exc: BaseException) -> None:
         if self.ready.done():
@@ -178,13 +189,17 @@ class Session:
 
     async def _serve(self) -> None:
         async with AsyncExitStack() as stack:
+            capture: StderrCapture | None = None
             if self.command:
                 # A stdio server: the process is the session; it ends when the session does.
                 # It needs no HTTP client, so the pool's transport is not made for it (~60 ms).
                 params = StdioServerParameters(
                     command=self.command[0], args=self.command[1:], env=self.env
                 )
-                transport: Any = stdio_client(params)
+                # Its stderr goes to the log, bounded, not to the terminal (see _stderr).
+                capture = StderrCapture(self.namespace, self._started)
+                errlog = (await stack.enter_async_context(capture)).pipe()
+                transport: Any = stdio_client(params, errlog=errlog)
             else:
                 # This session's own client over the shared transport; closed with the session.
                 # No standalone server-to-client stream: nothing here consumes messages a
@@ -204,6 +219,8 @@ class Session:
                     self.url, http_client=http, max_sse_event_size=self.max_message_bytes
                 )
             read, write = await stack.enter_async_context(transport)
+            if capture is not None:
+                capture.spawned()
             session = await stack.enter_async_context(
                 ClientSession(
                     read,

@@ -40,6 +40,7 @@ from typing import Any
 import mcp_types as types
 
 from glove_core import DisplayManager
+from glove_mcp._display_text import clean_text, page_url
 from glove_mcp.connect.elicitation_schema import FormError, FormField, SchemaError, complete_content
 from glove_mcp.connect.elicitation_schema import parse_form as _parse_form
 
@@ -68,14 +69,36 @@ _ANSWER_SHAPE = "{'action': 'accept' | 'decline' | 'cancel', 'content': {...}}"
 
 
 def _request(server: str, params: types.ElicitRequestParams) -> dict[str, Any]:
-    request: dict[str, Any] = {"server": server, "mode": params.mode, "message": params.message}
+    """What a handler, a person or the web page is shown: the server's texts without control
+    and format characters; for a URL, the page (http/https only) and its host on its own.
+
+    Raises:
+        ValueError: a URL a person must not be asked to open (the message says why).
+    """
+    message = clean_text(params.message)
+    request: dict[str, Any] = {"server": server, "mode": params.mode, "message": message}
     if isinstance(params, types.ElicitRequestURLParams):
-        request["url"] = params.url
+        request["url"], request["host"] = page_url(params.url)
         if params.elicitation_id is not None:
             request["elicitation_id"] = params.elicitation_id
     else:
-        request["requested_schema"] = copy.deepcopy(params.requested_schema)
+        request["requested_schema"] = _cleaned_labels(copy.deepcopy(params.requested_schema))
     return request
+
+
+def _cleaned_labels(schema: Any) -> Any:
+    """The schema with its titles and descriptions cleaned (values such as enums untouched:
+    an answer must still match them)."""
+    if isinstance(schema, dict):
+        return {
+            key: clean_text(value)
+            if key in ("title", "description") and isinstance(value, str)
+            else _cleaned_labels(value)
+            for key, value in schema.items()
+        }
+    if isinstance(schema, list):
+        return [_cleaned_labels(item) for item in schema]
+    return schema
 
 
 def _read_answer(answer: Any, fields: list[FormField] | None) -> types.ElicitResult:
@@ -222,7 +245,11 @@ async def answer_elicitation(
     """
     if timeout is not None and not (timeout > 0 and math.isfinite(timeout)):
         raise ValueError(f"timeout must be a positive number of seconds or None, got {timeout!r}")
-    request = _request(server, params)
+    try:
+        request = _request(server, params)
+    except ValueError as exc:
+        logger.warning("refused a URL elicitation of MCP server %r: %s (declined)", server, exc)
+        return types.ElicitResult(action="decline")
     fields: list[FormField] | None = None
     if isinstance(params, types.ElicitRequestFormParams):
         try:

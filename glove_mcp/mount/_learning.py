@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from glove_core import Tool
 from glove_mcp.adapter import MAX_LEARNED_DESCRIPTION, LearnedTool, LearnedToolsStore, McpAdapter
+from glove_mcp.mount.bridge import description_text
 
 __all__ = ["remember_tools"]
 
@@ -16,8 +17,10 @@ logger = logging.getLogger(__name__)
 
 
 def _summary(description: str) -> str:
-    # The first paragraph: bridged descriptions may append the result's shape after it.
-    return description.strip().split("\n\n", 1)[0][:MAX_LEARNED_DESCRIPTION]
+    # The server's words without the untrusted envelope, first paragraph only: bridged
+    # descriptions may append the result's shape after it.
+    text = description_text(description)
+    return text.strip().split("\n\n", 1)[0][:MAX_LEARNED_DESCRIPTION]
 
 
 async def remember_tools(

@@ -135,6 +135,11 @@ class ToolChange:
     offered: dict[str, Tool]
     names: dict[str, str]
 
+    @property
+    def names_changed(self) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+        """``(added, removed, changed)``."""
+        return self.added, self.removed, self.changed
+
 
 def relisted(
     server: str,

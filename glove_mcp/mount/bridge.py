@@ -22,7 +22,9 @@ resources capability (``offers_resources``).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import html
 import json
 import re
 from collections.abc import Collection
@@ -59,11 +61,13 @@ __all__ = [
     "bridged_tool_name",
     "convert_call_result",
     "convert_read_result",
+    "description_text",
     "json_schema_to_shape",
     "offers_resources",
     "resource_reader",
     "split_bridged_name",
     "tool_summary",
+    "untrusted_description",
     "untrusted_output",
 ]
 
@@ -268,14 +272,39 @@ def _failure(namespace: str, tool_name: str, exc: GloveMcpError, max_chars: int)
 
 
 def untrusted_output(tool: Tool, entry: McpCatalogueEntry) -> Tool:
-    """Mark a bridged tool's output as untrusted: every result's text reaches the model in a
-    ``<tool_output source="MCP server '<id>'" note="…">`` envelope, escaped, saying it is data
-    from that server, not instructions (``glove_core.untrusted.mark_untrusted``).
+    """Mark a bridged tool's output and description as untrusted: every result's text reaches
+    the model in a ``<tool_output source="MCP server '<id>'" note="…">`` envelope, escaped,
+    saying it is data from that server, not instructions
+    (``glove_core.untrusted.mark_untrusted``); the description is escaped inside a
+    ``<tool_description source="MCP server '<id>'">`` envelope.
 
-    A ``wrap_tool`` for ``mount_mcp`` (``wrap_tool=untrusted_output``);
-    ``mount_mcp(mark_untrusted=True)`` applies it to every server's tools.
+    Both envelopes are the same for the same text, so they never move the cached prefix; the
+    description's costs about 15 tokens per tool. ``mount_mcp`` applies it to every server's
+    tools unless ``mark_untrusted=False``.
     """
-    return mark_untrusted(tool, f"MCP server {entry.id!r}")
+    source = f"MCP server {entry.id!r}"
+    marked = mark_untrusted(tool, source)
+    return dataclasses.replace(marked, description=untrusted_description(tool.description, source))
+
+
+_DESCRIPTION_ENVELOPE = re.compile(
+    r'<tool_description source="[^"]*">(?P<text>.*)</tool_description>', re.DOTALL
+)
+
+
+def description_text(description: str) -> str:
+    """The server's own words of a bridged description: ``untrusted_description`` undone
+    (for what is kept about a tool, e.g. learned tools; never for the model)."""
+    found = _DESCRIPTION_ENVELOPE.fullmatch(description)
+    return html.unescape(found.group("text")) if found else description
+
+
+def untrusted_description(text: str, source: str) -> str:
+    """``text`` (a tool description from ``source``) escaped inside its envelope."""
+    return (
+        f'<tool_description source="{html.escape(source)}">'
+        f"{html.escape(text, quote=False)}</tool_description>"
+    )
 
 
 # -- the resource reader ----------------------------------------------------------------------

@@ -22,6 +22,7 @@ from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
 from glove_mcp import types as own
+from glove_mcp._coalesce import Coalescer
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
@@ -110,6 +111,7 @@ class McpMount(AsyncResource):
         self.subagent_system_prompt = options.subagent_system_prompt
         self.options = options
         self._roots = list(options.roots) if isinstance(options.roots, Sequence) else []
+        self._relists = Coalescer()
         pool = options.pool
         self._own_pool = pool is None
         self.pool = pool if pool is not None else McpClientPool()
@@ -227,16 +229,15 @@ class McpMount(AsyncResource):
         )
 
     async def _list_changed(self, id: str, what: ChangeKind) -> None:
-        """The server said its tools (or prompts, or resources) changed: list them again.
-
-        New tools join deferred (the next tool results load them, so the cached prompt prefix
-        stays put); changed ones are replaced; removed ones leave the tool list, so a call to
-        one is answered ``tool_unavailable``. A changed or removed tool rewrites the prompt from
-        its definition on, so the cache is read again from there.
-        """
+        """The server said its tools (or prompts, or resources) changed: list them again (at
+        most one re-listing in flight and one pending, however many notifications arrive)."""
         if what != "tools":
             await self._emit(McpListChanged(id, what))
             return
+        await self._relists.run(id, lambda: self._relist(id))
+
+    async def _relist(self, id: str) -> None:
+        """New tools join deferred; changed ones are replaced; removed ones leave."""
         async with self._lock(id):
             loaded = self._loaded.get(id)
             if loaded is None or self._state is MountState.CLOSED:
@@ -253,11 +254,10 @@ class McpMount(AsyncResource):
             change = relisted(id, self._tools, loaded, bridged, taken)
             self._joined.update(change.added)
             loaded.note = note
-            await remember_tools(self.adapter, id, bridged)
-        if change.added or change.removed or change.changed:
-            await self._emit(
-                McpListChanged(id, "tools", change.added, change.removed, change.changed)
-            )
+            if differs := bool(change.added or change.removed or change.changed):
+                await remember_tools(self.adapter, id, bridged)  # saved only when it differs
+        if differs:
+            await self._emit(McpListChanged(id, "tools", *change.names_changed))
 
     async def _reload_one(self, id: str) -> None:
         entry = self.entries[id]
@@ -496,7 +496,7 @@ async def mount_mcp(
     listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS,
     max_result_chars: int = MountOptions.max_result_chars,
     max_message_bytes: int = MountOptions.max_message_bytes,
-    mark_untrusted: bool = False,
+    mark_untrusted: bool = True,
 ) -> McpMount:
     """Mount a conversation's MCP servers on ``glove``: the mount becomes a tool source of the
     Glove, reloads the active servers in parallel and offers their bridged tools. Call it
@@ -549,7 +549,7 @@ async def mount_mcp(
             the subscribers (``mcp_listing_limited``) are told what was left out.
         max_result_chars: characters of text one tool result keeps (100,000; the rest cut).
         max_message_bytes: bytes of one message from a server over HTTP (8 MiB; not read).
-        mark_untrusted: wrap results in an envelope naming the server (``untrusted_output``).
+        mark_untrusted: results and descriptions in envelopes naming the server (on; False: off).
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to

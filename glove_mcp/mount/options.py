@@ -15,6 +15,7 @@ by the mount's ``listing_limits`` (``glove_mcp.mount.listing``).
 
 from __future__ import annotations
 
+import html
 from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
@@ -102,7 +103,7 @@ class MountOptions:
     listing_limits: ListingLimits = DEFAULT_LISTING_LIMITS
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
-    mark_untrusted: bool = False
+    mark_untrusted: bool = True
 
     def __post_init__(self) -> None:
         check_max_result_chars(self.max_result_chars)
@@ -243,7 +244,11 @@ def instructions_text(
         if text:
             if len(text) > MAX_INSTRUCTIONS_CHARS:
                 text = text[:MAX_INSTRUCTIONS_CHARS] + "… [cut]"
-            parts.append(f"<server id={id!r}>\n{text}\n</server>")
+            # Escaped inside its own envelope: the whole block is escaped once more as history
+            # context, so a server's "</server><server id=…>" stays doubly escaped and never
+            # reads like the envelope of another server.
+            text = html.escape(text, quote=False)
+            parts.append(f'<server id="{html.escape(id)}">\n{text}\n</server>')
     limited = [f"- {note}" for id, note in (notes or {}).items() if id in connections]
     if not parts and not limited:
         return None

@@ -28,6 +28,8 @@ from glove_mcp.oauth.store import MemoryOAuthStore as MemoryOAuthStore
 from glove_mcp.oauth.store import OAuthStore as OAuthStore
 from glove_mcp.oauth.token_source import OAuthTokenSource as OAuthTokenSource
 from glove_mcp.oauth.token_source import RevocationOutcome as RevocationOutcome
+from glove_mcp.oauth.url_policy import OAuthUrlRefusedError as OAuthUrlRefusedError
+from glove_mcp.oauth.url_policy import UrlPolicy as UrlPolicy
 
 __all__ = [
     "MCP_DEFAULT_CLIENT_INFO",
@@ -42,8 +44,10 @@ __all__ = [
     "OAuthState",
     "OAuthStore",
     "OAuthTokenSource",
+    "OAuthUrlRefusedError",
     "RevocationOutcome",
     "StoredTokens",
+    "UrlPolicy",
     "VerifyToolCall",
     "build_client_metadata",
     "client_credentials_auth",

@@ -44,6 +44,7 @@ from glove_mcp.oauth.state import (
 )
 from glove_mcp.oauth.store import OAuthStore
 from glove_mcp.oauth.token_source import OAuthTokenSource
+from glove_mcp.oauth.url_policy import UrlPolicy
 
 __all__ = ["OAuthResult", "VerifyToolCall", "run_mcp_oauth"]
 
@@ -107,6 +108,7 @@ async def run_mcp_oauth(
     *,
     authorize: Authorizer | None = None,
     client_metadata_url: str | None = None,
+    url_policy: UrlPolicy | None = None,
 ) -> OAuthResult:
     """Log in to an MCP server with OAuth and save the tokens in ``store`` under ``key``.
 
@@ -152,6 +154,10 @@ async def run_mcp_oauth(
         client_metadata_url: an HTTPS URL of this client's metadata document, used as the
             client id where the authorization server supports Client ID Metadata Documents
             (preferred to dynamic registration).
+        url_policy: what every URL the login fetches is checked against (default
+            ``UrlPolicy()``: https except loopback, no private targets from a server that is
+            not on loopback, metadata only from the server's site or the authorization server
+            it names). ``UrlPolicy(allow_private=True)`` for development setups.
 
     Returns:
         The outcome.
@@ -159,7 +165,8 @@ async def run_mcp_oauth(
     Raises:
         ValueError: ``redirect_url`` and ``port`` disagree, or ``redirect_url`` is unusable.
         OAuthFlowError: the login did not complete (denied, state mismatch, timeout, wrong
-            issuer, registration refused, the server needs no login, …).
+            issuer, registration refused, the server needs no login, …);
+            ``OAuthUrlRefusedError`` when a URL broke ``url_policy``.
         OAuthVerifyError: the login worked but the verify call failed.
         OAuthStoreError: the store cannot be read or written.
         McpConnectionError: the server cannot be reached.
@@ -171,7 +178,8 @@ async def run_mcp_oauth(
             on_progress(message)
 
     address = listen_address(redirect_url, port)
-    already = await _try_stored(server_url, store, key, verify, progress)
+    policy = url_policy or UrlPolicy()
+    already = await _try_stored(server_url, store, key, verify, progress, policy)
     if already is not None:
         return already
 
@@ -220,6 +228,7 @@ async def run_mcp_oauth(
                 scope=scope,
                 authorize=announced,
                 client_metadata_url=client_metadata_url,
+                url_policy=policy,
             )
             tool_count, verify_result = await _login(provider, server_url, key, verify, timeout)
             await provider.save_discovery()
@@ -307,6 +316,7 @@ async def _try_stored(
     key: str,
     verify: Literal["list_tools"] | VerifyToolCall | None,
     progress: Callable[[str], None],
+    policy: UrlPolicy,
 ) -> OAuthResult | None:
     state = await store.get(key)
     if state is None or state.tokens is None:
@@ -315,7 +325,7 @@ async def _try_stored(
         progress(f"stored tokens for {key!r} are for {state.server_url}; logging in again")
         return None
     # bearer() resends once with a refreshed token after a 401.
-    source = OAuthTokenSource(store, key, server_url)
+    source = OAuthTokenSource(store, key, server_url, url_policy=policy)
     try:
         async with await connect_mcp(key, server_url, auth=bearer(source)) as conn:
             count, result = await _check(conn, server_url, verify)

@@ -13,9 +13,10 @@ The SDK does discovery (RFC 9728, RFC 8414), dynamic client registration, PKCE S
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from urllib.parse import parse_qs, urlparse
 
+import httpx2
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.shared.auth import (
@@ -33,6 +34,7 @@ from glove_mcp.oauth.state import (
     empty_oauth_state,
 )
 from glove_mcp.oauth.store import OAuthStore
+from glove_mcp.oauth.url_policy import UrlPolicy, guard_auth_flow
 
 __all__ = [
     "Authorizer",
@@ -126,6 +128,24 @@ class StoredExpiry(OAuthClientProvider):
     treat an expired stored token as valid, send it, and only then start over."""
 
     storage: StoreTokenStorage
+    url_policy: UrlPolicy = UrlPolicy()
+    """What every request of the flow is checked against before it is sent."""
+
+    def async_auth_flow(
+        self, request: httpx2.Request
+    ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        """The SDK's flow, with every URL it fetches checked by ``url_policy`` first."""
+        return guard_auth_flow(
+            super().async_auth_flow(request),
+            request,
+            self.url_policy,
+            self.context.server_url,
+            self._named_servers,
+        )
+
+    def _named_servers(self) -> list[str]:
+        metadata = self.context.protected_resource_metadata
+        return [str(url) for url in metadata.authorization_servers] if metadata else []
 
     async def _initialize(self) -> None:
         await super()._initialize()
@@ -158,6 +178,9 @@ class McpOAuthProvider(StoredExpiry):
         client_metadata_url: an HTTPS URL whose document describes this client (a Client ID
             Metadata Document); used as the client id, instead of dynamic registration, when
             the authorization server supports it.
+        url_policy: what the URLs the login fetches are checked against (``UrlPolicy()``:
+            https except loopback, no private targets from a public server, metadata only
+            along the trust chain).
 
     Raises:
         ValueError: ``authorize`` given together with a redirect or callback handler, or a
@@ -177,7 +200,10 @@ class McpOAuthProvider(StoredExpiry):
         scope: str | None = None,
         authorize: Authorizer | None = None,
         client_metadata_url: str | None = None,
+        url_policy: UrlPolicy | None = None,
     ) -> None:
+        if url_policy is not None:
+            self.url_policy = url_policy
         if authorize is not None:
             if redirect_handler is not None or callback_handler is not None:
                 raise ValueError(

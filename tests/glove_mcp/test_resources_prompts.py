@@ -5,6 +5,7 @@ through bridged tools and ``<id>__read_resource``."""
 from __future__ import annotations
 
 import base64
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -34,6 +35,10 @@ from glove_mcp.testing.docs_server import (
 )
 from glove_mcp.testing.servers import TINY_PNG
 from glove_mcp.types import McpTextContent
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 READER = "docs__read_resource"
 

@@ -5,6 +5,7 @@ tested against server-everything in tests/interop and in test_sampling / test_el
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,6 +20,10 @@ from glove_mcp.mount.options import check_allow_sampling, may_sample
 from glove_mcp.subscribers import McpListChanged, McpLog, McpProgress
 from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import INSTRUCTIONS, build_probe_server
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 PROTOCOLS = ["auto", "legacy"]
 

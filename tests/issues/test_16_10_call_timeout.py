@@ -8,6 +8,7 @@ conversation's next request works (the connection reconnects)."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,10 @@ from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from glove_mcp.cli.config import CatalogueFileError, load_catalogue
 from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import build_probe_server
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 # A guard, not a timing assert: a timeout that was not applied would hang for 300 s.
 _GUARD = 30

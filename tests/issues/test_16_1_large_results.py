@@ -9,6 +9,7 @@ with a real SQLite store; the big figures are in ``bench/large_results.py``."""
 
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from collections.abc import AsyncIterator
@@ -31,6 +32,10 @@ from glove_core import (
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mcp
 from glove_mcp.errors import McpResponseTooLargeError
 from glove_mcp.testing import McpTestServer
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 MB = 1_000_000
 

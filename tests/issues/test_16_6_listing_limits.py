@@ -8,6 +8,7 @@ what was left out; the other servers are unaffected, and re-listings get the sam
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from typing import Any
@@ -23,6 +24,10 @@ from glove_mcp.mount import ListingLimits
 from glove_mcp.subscribers import McpListingLimited
 from glove_mcp.testing import build_paged_server, serve
 from tests.glove_mcp.probe_server import build_probe_server
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 _OBJECT = {"type": "object", "properties": {"x": {"type": "string"}}}
 

@@ -7,6 +7,7 @@ ends the id and no two servers can share a name; ordinary names did not change."
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,10 @@ from glove_mcp.catalogue import MAX_ID_LENGTH
 from glove_mcp.cli.config import CatalogueFileError, load_catalogue
 from glove_mcp.mount.bridge import bridged_tool_name, split_bridged_name
 from glove_mcp.testing import serve
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -7,6 +7,7 @@ prefix and loads them where a ``tool_reference`` names them), real SQLite files.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import AsyncIterator
@@ -46,6 +47,10 @@ from glove_mcp.discovery import FIND_CAPABILITY
 from glove_mcp.subscribers import McpListChanged
 from glove_mcp.testing import serve
 from tests.glove_mcp.probe_server import build_probe_server
+
+# These tests read results as the server sent them, without the untrusted-content
+# envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 # Long enough to be cached (the fake, like the API, caches prefixes from 1,024 tokens).
 SYSTEM = "You are the main agent of a small team. Answer briefly and use your tools. " * 150

@@ -492,6 +492,9 @@ function elicitationCard(slot) {
   if (request.error) box.append(el("p", "error", request.error));
   const inputs = {};
   if (request.mode === "url") {
+    // The host on its own: what the link really opens (the server's text is cleaned of
+    // bidirectional and other format characters before it gets here).
+    box.append(el("p", "host", "host: " + (request.host || "?")));
     box.append(el("p", "url", request.url));
   } else {
     const schema = request.requested_schema || {};
