@@ -19,8 +19,8 @@ from glove_core.subscribers import (
     ToolUse,
     ToolUseResult,
 )
-from glove_mcp._display_text import clean_text
 from glove_mcp.cli.progress import Progress
+from glove_mcp.connect.display_text import clean_text
 from glove_mcp.subscribers import McpLog, McpProgress
 
 _LOUD_LEVELS = frozenset({"warning", "error", "critical", "alert", "emergency"})

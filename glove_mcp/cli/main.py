@@ -149,7 +149,7 @@ def _run(args: argparse.Namespace) -> int:
 def _log_to_terminal(debug: bool) -> None:
     import logging  # imported here: ``--help`` and ``status`` print nothing through logging
 
-    from glove_mcp._log_redaction import redact_handlers
+    from glove_mcp.cli._log_redaction import redact_handlers
 
     logging.basicConfig(
         level=logging.DEBUG if debug else logging.WARNING,

@@ -31,7 +31,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, 
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from glove_mcp._stderr import StderrCapture
+from glove_mcp.connect._stderr import StderrCapture
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
 from glove_mcp.errors import GloveMcpError

@@ -40,7 +40,7 @@ from typing import Any
 import mcp_types as types
 
 from glove_core import DisplayManager
-from glove_mcp._display_text import clean_text, page_url
+from glove_mcp.connect.display_text import clean_text, page_url
 from glove_mcp.connect.elicitation_schema import FormError, FormField, SchemaError, complete_content
 from glove_mcp.connect.elicitation_schema import parse_form as _parse_form
 

@@ -22,7 +22,6 @@ from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
 from glove_mcp import types as own
-from glove_mcp._coalesce import Coalescer
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
 from glove_mcp.catalogue import McpCatalogueEntry, check_call_timeout
@@ -37,6 +36,7 @@ from glove_mcp.errors import (
     McpStateError,
     McpUnknownServerError,
 )
+from glove_mcp.mount._coalesce import Coalescer
 from glove_mcp.mount._learning import remember_tools
 from glove_mcp.mount._mcp_server_tools import LoadedServer, bridge_server, relisted
 from glove_mcp.mount.listing import DEFAULT_LISTING_LIMITS, ListingLimits

@@ -13,7 +13,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, SqliteMcpAdapter, mount_mcp
-from glove_mcp._coalesce import Coalescer
+from glove_mcp.mount._coalesce import Coalescer
 from glove_mcp.subscribers import McpListChanged
 from glove_mcp.testing import McpTestServer
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from glove_mcp import connect_mcp
-from glove_mcp._stderr import BURST_LINES, MAX_LINE_CHARS
+from glove_mcp.connect._stderr import BURST_LINES, MAX_LINE_CHARS
 from glove_mcp.errors import GloveMcpError
 
 FLOOD = textwrap.dedent(

@@ -15,7 +15,7 @@ from glove_core import Glove, ScriptedModel, ToolCall
 from glove_core.redaction import redact_url
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mcp
-from glove_mcp._log_redaction import RedactingFilter
+from glove_mcp.cli._log_redaction import RedactingFilter
 from glove_mcp.errors import GloveMcpError
 from glove_mcp.server import HeadlessServer, SessionStore
 from tests.glove_mcp._server_harness import AUTH, KEY, running, sse_events
