@@ -39,11 +39,12 @@ from glove_mcp._cli_tokens import database_token_store
 from glove_mcp._console import ConsolePrinter, chat_loop
 from glove_mcp._console_prompts import ElicitationPrompter
 from glove_mcp._http import McpClientPool
+from glove_mcp._resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp._session_storage import SessionStore
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.mount import mount_mcp
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+from glove_mcp.oauth import BoundLogin, OAuthStore
 
 __all__ = ["chat", "demo", "serve"]
 
@@ -52,25 +53,6 @@ CHAT_PROMPT = (
     "need a capability you do not have, call find_capability with a short description of the "
     "need. Be concise."
 )
-
-
-class _StoredLogin:
-    """A server's OAuth tokens from the command's store: None until ``glove-mcp auth`` ran
-    (the server then answers 401 and discovery names the login command); refreshed silently
-    afterwards, and after a 401."""
-
-    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry, login: str) -> None:
-        self._store = store
-        self._id = entry.id
-        self._source = OAuthTokenSource(store, entry.id, entry.url, login_command=login)
-
-    async def access_token(self, *, force_refresh: bool = False) -> str | None:
-        state = await self._store.get(self._id)
-        if state is None or state.tokens is None:
-            # No login (or one that never finished): send nothing rather than fail every
-            # request with a warning; the server's 401 makes discovery name the login.
-            return None
-        return await self._source.access_token(force_refresh=force_refresh)
 
 
 def _with_login_hints(
@@ -90,8 +72,15 @@ def _with_login_hints(
 
 def _token_lookup(
     store: OAuthStore, entries: list[McpCatalogueEntry], args: argparse.Namespace
-) -> dict[str, Any]:
-    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id)) for e in entries}
+) -> dict[str, BoundLogin]:
+    """The command's logins (principal ``default``): a server's token is sent only to the
+    URL it was issued for; until ``glove-mcp auth`` ran for that URL, nothing is sent (the
+    server's 401 makes discovery name the login) and nothing is refreshed."""
+    return {
+        e.id: BoundLogin(store, DEFAULT_PRINCIPAL, e.id, e.url, command_hint(args, "auth", e.id))
+        for e in entries
+        if e.url
+    }
 
 
 def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:
@@ -141,7 +130,8 @@ async def chat(args: argparse.Namespace) -> int:
             # chat loop is waiting on the request meanwhile, so the two never read stdin together.
             prompter = ElicitationPrompter(display, out, before=printer.end_turn)
             stack.callback(prompter.attach())
-        adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries, args))
+        logins = _token_lookup(store, entries, args)
+        adapter = SqliteMcpAdapter(db, session, tokens=dict(logins))
         resume = command_hint(args, "chat", "--session", session)
         if args.db:
             resume += f" --db {shlex.quote(args.db)}"
@@ -149,9 +139,15 @@ async def chat(args: argparse.Namespace) -> int:
         out.flush()
         active_ids = await adapter.get_active()
         for server_id in active_ids:
-            entry = next((e for e in entries if e.id == server_id), None)
-            if entry is not None and entry.url and await store.get(server_id) is None:
-                hint = command_hint(args, "auth", server_id)
+            login = logins.get(server_id)
+            if login is None:
+                continue
+            check = await login.check()
+            if check.stale:
+                again = login.login_command
+                out.write(f"{server_id} needs a new login: {check.reason} (run: {again})\n")
+            elif check.state == "needs_login":
+                hint = login.login_command
                 out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
         doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
         with progress.step(doing):

@@ -8,6 +8,10 @@ Example:
     >>> token = await source.access_token()  # doctest: +SKIP
 """
 
+from glove_mcp.oauth.binding import BoundLogin as BoundLogin
+from glove_mcp.oauth.binding import LoginCheck as LoginCheck
+from glove_mcp.oauth.binding import canonical_resource as canonical_resource
+from glove_mcp.oauth.binding import credential_key as credential_key
 from glove_mcp.oauth.fs_store import FsOAuthStore as FsOAuthStore
 from glove_mcp.oauth.keyring_store import KeyringOAuthStore as KeyringOAuthStore
 from glove_mcp.oauth.login import OAuthResult as OAuthResult
@@ -32,9 +36,11 @@ from glove_mcp.oauth.token_source import RevocationOutcome as RevocationOutcome
 __all__ = [
     "MCP_DEFAULT_CLIENT_INFO",
     "Authorizer",
+    "BoundLogin",
     "FsOAuthStore",
     "KeyringOAuthStore",
     "LockingOAuthStore",
+    "LoginCheck",
     "McpOAuthProvider",
     "MemoryOAuthStore",
     "OAuthClientInfo",
@@ -46,7 +52,9 @@ __all__ = [
     "StoredTokens",
     "VerifyToolCall",
     "build_client_metadata",
+    "canonical_resource",
     "client_credentials_auth",
+    "credential_key",
     "empty_oauth_state",
     "identity_assertion_auth",
     "run_mcp_oauth",
