@@ -17,9 +17,10 @@ from glove_mcp._cli_probe import Reach, probe, stdio_problem
 from glove_mcp._cli_progress import Progress
 from glove_mcp._cli_token_kind import store_kind
 from glove_mcp._cli_tokens import check_token_flags, command_token_store
+from glove_mcp._resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource, run_mcp_oauth
+from glove_mcp.oauth import BoundLogin, OAuthStore, run_mcp_oauth
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -115,11 +116,15 @@ async def _login(
         progress.clear()
         print(f"  {text}", flush=True)
 
+    # A login stored under the id for this URL moves to its resource-bound key first, so
+    # "already logged in" still holds; one for another URL is left alone (never sent there).
+    login = BoundLogin(store, DEFAULT_PRINCIPAL, entry.id, entry.url, entry.id)
+    await login.bound_state()
     try:
         result = await run_mcp_oauth(
             entry.url,
             store,
-            entry.id,
+            login.key,
             port=args.port,
             pre_registered_client=client,
             open_browser=not args.no_browser,
@@ -133,7 +138,9 @@ async def _login(
             "--no-browser to paste the redirected URL instead)"
         ) from None
     except OAuthError as exc:
-        raise CliError(f"{entry.id}: {in_flags(str(exc), args, entry.id)}") from None
+        # The message names the store key; the person knows the server by its id.
+        text = str(exc).replace(repr(login.key), repr(entry.id))
+        raise CliError(f"{entry.id}: {in_flags(text, args, entry.id)}") from None
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise CliError(
@@ -171,27 +178,30 @@ async def logout(args: argparse.Namespace) -> int:
 async def _logout_from(
     args: argparse.Namespace, entry: McpCatalogueEntry, store: OAuthStore
 ) -> int:
-    state = await store.get(entry.id)
+    login = BoundLogin(store, DEFAULT_PRINCIPAL, entry.id, entry.url, entry.id)
+    state = await login.bound_state()
     if state is None or state.tokens is None:
-        if state is not None:
-            await store.delete(entry.id)  # a login that never finished: nothing to revoke
+        # A login that never finished, or one issued for another URL (kept under the id by
+        # an older glove): nothing this server's tokens could be revoked with.
+        await store.delete(login.key)
+        await store.delete(entry.id)
         print(f"{entry.id}: not logged in: there were no tokens to delete")
         return 0
     if args.local_only:
-        await store.delete(entry.id)
+        await login.forget()
         print(f"{entry.id}: logged out (tokens deleted here, not revoked at the server)")
         return 0
     # Revoked first, deleted after: a token deleted here but still valid at the server is
     # a login the person believes is gone.
     try:
-        outcome = await OAuthTokenSource(store, entry.id, entry.url).revoke()
+        outcome = await login.source.revoke()
     except OAuthRevocationError as exc:
         again = command_hint(args, "logout", entry.id)
         raise CliError(
             f"{entry.id}: {exc.reason} at {exc.endpoint}: the tokens were not revoked and are "
             f"kept; run `{again}` again, or `{again} --local-only` to delete them here anyway"
         ) from None
-    await store.delete(entry.id)
+    await login.forget()
     if outcome == "no_revocation_endpoint":
         print(
             f"{entry.id}: logged out (tokens deleted; the server offers no revocation, so "
