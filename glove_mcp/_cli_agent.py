@@ -188,7 +188,9 @@ async def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from glove_mcp._access_log import ACCESS_LOGGER
-    from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
+    from glove_mcp._late_store import LateStore
+    from glove_mcp._server_connections import check_public_url
+    from glove_mcp.server import Connections, HeadlessServer, HttpLimits, uvicorn_config
 
     api_key = os.environ.get(args.api_key_env, "")
     if not api_key:
@@ -198,17 +200,28 @@ async def serve(args: argparse.Namespace) -> int:
             2,
         )
     check_database_flags(args)
-    entries = _with_login_hints(load_catalogue(args.catalogue), args)
+    try:
+        public_url = check_public_url(args.public_url)
+    except ValueError as exc:
+        raise CliError(f"--public-url: {exc}", 2) from None
+    catalogue = load_catalogue(args.catalogue)
+    # Each principal connects servers through /connections (the operator's `glove-mcp auth`
+    # is the principal `default`'s login); the agent names that route when one is missing.
+    late_store = LateStore()
+    connections = Connections(catalogue, late_store)
+    entries = connections.with_connect_hints()
     # Checked now, not at the first session: a bad script is one line and exit status 2.
     script = read_script(args.script) if args.script else None
     token_kind = store_kind(args)
     db = None if args.database is not None else database_file(args.db, "server.db")
     shared_model = None if script else _model(args, Progress(enabled=False))
-    tokens: dict[str, Any] = {}
 
     async def factory(session_id: str, conversation: SessionStore, stack: AsyncExitStack) -> Glove:
         model = script_model(script) if script else shared_model
         assert model is not None
+        # The session's principal's logins only (principal `default` until sessions carry
+        # their principal): never another principal's token.
+        tokens: dict[str, Any] = dict(connections.tokens(DEFAULT_PRINCIPAL))
         # Events wait in the server's database: one answered "deferred" survives the session
         # being closed or the server restarting, and its id stays known (duplicates refused).
         queue, adapter = await session_parts(conversation, db, session_id, tokens, stack)
@@ -236,6 +249,8 @@ async def serve(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout or None,
         web=args.web,
+        public_url=public_url,
+        connections=connections,
         **database_kwargs(args),
     )
     if args.access_log:
@@ -252,9 +267,9 @@ async def serve(args: argparse.Namespace) -> int:
             raise
     else:
         store = open_token_store(token_kind)
-    # One token source per server for every session: refreshes stay single-flight and a
-    # reopened session does not start from scratch.
-    tokens.update(_token_lookup(store, entries, args))
+    # One token source per principal and server for every session (Connections keeps
+    # them): refreshes stay single-flight and a reopened session does not start from scratch.
+    late_store.inner = store
     limits = HttpLimits(
         header_timeout=args.header_timeout,
         keep_alive=args.keep_alive,

@@ -23,9 +23,7 @@ def canonical_resource(url: str) -> str:
         url: an MCP server URL.
     """
     parts = urlsplit(url.strip())
-    return urlunsplit(
-        parts._replace(scheme=parts.scheme.lower(), netloc=parts.netloc.lower(), fragment="")
-    )
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), parts.path, parts.query, ""))
 
 
 def credential_key(principal: str, server_url: str) -> str:
