@@ -314,3 +314,72 @@ def test_public_url_check(url: str, ok: bool) -> None:
     else:
         with pytest.raises(ValueError, match="public_url"):
             check()
+
+
+async def test_a_flow_started_on_one_instance_completes_on_another(
+    postgres_url: str,
+) -> None:
+    from glove_mcp.oauth.postgres_store import PostgresOAuthStore
+    from glove_mcp.server import HeadlessServer
+
+    def refuse(session_id: str, store: Any, stack: Any) -> Glove:
+        raise AssertionError("no sessions here")
+
+    async with serve_oauth_server() as oauth:
+        entry = McpCatalogueEntry(id="notes", name="Notes", url=oauth.url, description="n")
+        instances = []
+        for _ in range(2):
+            connections = Connections([entry], MemoryOAuthStore())  # store set below
+            server = HeadlessServer(
+                None,
+                "key-alice",
+                refuse,
+                database_url=postgres_url,
+                public_url="http://127.0.0.1:8000",
+                connections=connections,
+            )
+            await server.open()
+            assert server.database is not None
+            connections.store = PostgresOAuthStore(server.database)
+            instances.append(server)
+        first, second = instances
+        # One browser (one cookie jar), two instances behind one address.
+        mounts = {
+            "http://127.0.0.1:8001": httpx2.ASGITransport(app=first.app),
+            "http://127.0.0.1:8002": httpx2.ASGITransport(app=second.app),
+        }
+        try:
+            async with httpx2.AsyncClient(
+                mounts=mounts, headers={"Authorization": "Bearer key-alice"}
+            ) as browser:
+                started = await browser.post("http://127.0.0.1:8001/connections/notes")
+                url = started.json()["authorize_url"]
+                assert "redirect_uri=http%3A%2F%2F127.0.0.1%3A8000%2Foauth%2Fcallback" in url
+                callback = await approve(url)
+                done = await browser.get(f"http://127.0.0.1:8002{callback}")
+                listed = await browser.get("http://127.0.0.1:8001/connections")
+                again = await browser.get(f"http://127.0.0.1:8001{callback}")
+        finally:
+            for server in instances:
+                await server.aclose()
+    assert done.status_code == 200 and "Connected: Notes" in done.text
+    assert listed.json()["connections"][0]["state"] == "connected"  # seen by the first
+    assert again.status_code == 400  # spent on the second: not usable on the first
+    assert oauth.provider.counters.code_exchanges == 1
+
+
+def test_serve_refuses_a_plain_http_public_url(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.issues._cli21 import in_process
+
+    ran = in_process(
+        "serve",
+        "--public-url",
+        "http://glove.example.com",
+        home=tmp_path,
+        env={"GLOVE_API_KEY": "k" * 32},
+        capsys=capsys,
+    )
+    assert ran.status == 2
+    assert "--public-url" in ran.err and "https://" in ran.err
