@@ -23,6 +23,7 @@ from mcp.client.auth.oauth2 import OAuthContext
 from mcp.shared.auth import OAuthClientMetadata, OAuthToken
 from pydantic import AnyUrl, ValidationError
 
+from glove_mcp._resource_keys import same_resource
 from glove_mcp.errors import (
     OAuthLoginRequiredError,
     OAuthRefreshError,
@@ -215,6 +216,17 @@ class OAuthTokenSource:
         state = await self.store.get(self.key)
         if state is None:
             raise OAuthLoginRequiredError(self.key, self.login_command, "no tokens are stored")
+        if (
+            self.server_url is not None
+            and state.server_url is not None
+            and not same_resource(state.server_url, self.server_url)
+        ):
+            # Never sent, never refreshed: a token goes only to the resource it was issued for.
+            raise OAuthLoginRequiredError(
+                self.key,
+                self.login_command,
+                f"the stored tokens were issued for {state.server_url}, not {self.server_url}",
+            )
         return state
 
     def _require_tokens(self, state: OAuthState) -> StoredTokens:

@@ -180,3 +180,17 @@ async def test_a_login_without_a_url_is_never_guessed(moved: Moved, tmp_path: Pa
     assert await login.access_token() is None
     check = await login.check()
     assert check.stale and "records no server URL" in (check.reason or "")
+
+
+async def test_a_token_source_refuses_tokens_issued_for_another_url(moved: Moved) -> None:
+    from glove_mcp.errors import OAuthLoginRequiredError
+    from glove_mcp.oauth import MemoryOAuthStore, OAuthTokenSource
+
+    store = MemoryOAuthStore()
+    await log_in_under_the_id(store, moved.a)
+    source = OAuthTokenSource(store, "notes", moved.b.url, login_command="glove-mcp auth notes")
+    for fresh in (False, True):
+        with pytest.raises(OAuthLoginRequiredError, match="issued for"):
+            await source.access_token(force_refresh=fresh)
+    assert moved.a.provider.counters.refresh_requests == 0
+    assert await OAuthTokenSource(store, "notes", moved.a.url).access_token()
