@@ -151,7 +151,7 @@ class Connections:
             if not entry.url:
                 continue
             check = await self.login(principal, entry.id).check()
-            state = check.state
+            state: str = check.state
             if state == "needs_login" and entry.id in self._open:
                 state = "open"
             row: dict[str, Any] = {

@@ -43,9 +43,9 @@ logger = logging.getLogger(__name__)
 class TokenSource(Protocol):
     """An object that hands out access tokens and can be asked for a fresh one."""
 
-    async def access_token(self, *, force_refresh: bool = False) -> str:
-        """Return a valid access token; with ``force_refresh`` the current one was just
-        rejected (401), so refresh it or re-read it from the store."""
+    async def access_token(self, *, force_refresh: bool = False) -> str | None:
+        """Return a valid access token (``None``: send none); with ``force_refresh`` the
+        current one was just rejected (401), so refresh it or re-read it from the store."""
         ...
 
 
