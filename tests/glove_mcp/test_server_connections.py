@@ -383,3 +383,35 @@ def test_serve_refuses_a_plain_http_public_url(
     )
     assert ran.status == 2
     assert "--public-url" in ran.err and "https://" in ran.err
+
+
+async def test_no_secret_reaches_a_log_a_repr_or_a_page(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from glove_mcp.oauth.web_flow import WebAuthorization
+
+    caplog.set_level(logging.DEBUG)
+    async with setup.client("key-alice") as alice:
+        url = await start(alice)
+        callback_path = await approve(url)
+        done = await alice.get(callback_path)
+        listed = await alice.get("/connections")
+    query = parse_qs(urlsplit(callback_path).query)
+    state = await setup.store.get(credential_key("alice", setup.oauth.url))
+    assert state is not None and state.tokens is not None
+    secrets = [
+        query["code"][0],
+        query["state"][0],
+        state.tokens.access_token.get_secret_value(),
+    ]
+    # Our loggers only: the test's own HTTP clients (the "browser") log the URLs they fetch.
+    ours = [r.getMessage() for r in caplog.records if r.name.startswith("glove")]
+    started = WebAuthorization("https://a/authorize?x", "st", {"verifier": "v"})
+    shown = "\n".join(
+        [*ours, done.text, listed.text, repr(state), repr(setup.connections), repr(started)]
+    )
+    for secret in secrets:
+        assert secret not in shown
+    assert "'v'" not in shown and "authorize?x" not in shown
