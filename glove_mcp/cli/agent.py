@@ -42,7 +42,8 @@ from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import mount_mcp
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource, UrlPolicy
+from glove_mcp.oauth import BoundLogin, OAuthStore, UrlPolicy
+from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.server.session_storage import SessionStore
 
 __all__ = ["chat", "demo", "serve"]
@@ -52,29 +53,6 @@ CHAT_PROMPT = (
     "need a capability you do not have, call find_capability with a short description of the "
     "need. Be concise."
 )
-
-
-class _StoredLogin:
-    """A server's OAuth tokens from the command's store: None until ``glove-mcp auth`` ran
-    (the server then answers 401 and discovery names the login command); refreshed silently
-    afterwards, and after a 401."""
-
-    def __init__(
-        self, store: OAuthStore, entry: McpCatalogueEntry, login: str, policy: UrlPolicy
-    ) -> None:
-        self._store = store
-        self._id = entry.id
-        self._source = OAuthTokenSource(
-            store, entry.id, entry.url, login_command=login, url_policy=policy
-        )
-
-    async def access_token(self, *, force_refresh: bool = False) -> str | None:
-        state = await self._store.get(self._id)
-        if state is None or state.tokens is None:
-            # No login (or one that never finished): send nothing rather than fail every
-            # request with a warning; the server's 401 makes discovery name the login.
-            return None
-        return await self._source.access_token(force_refresh=force_refresh)
 
 
 def _with_login_hints(
@@ -94,9 +72,23 @@ def _with_login_hints(
 
 def _token_lookup(
     store: OAuthStore, entries: list[McpCatalogueEntry], args: argparse.Namespace
-) -> dict[str, Any]:
+) -> dict[str, BoundLogin]:
+    """The command's logins (principal ``default``): a server's token is sent only to the
+    URL it was issued for; until ``glove-mcp auth`` ran for that URL, nothing is sent (the
+    server's 401 makes discovery name the login) and nothing is refreshed."""
     policy = UrlPolicy(allow_private=getattr(args, "allow_private_oauth", False))
-    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id), policy) for e in entries}
+    return {
+        e.id: BoundLogin(
+            store,
+            DEFAULT_PRINCIPAL,
+            e.id,
+            e.url,
+            command_hint(args, "auth", e.id),
+            url_policy=policy,
+        )
+        for e in entries
+        if e.url
+    }
 
 
 def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:
@@ -146,7 +138,8 @@ async def chat(args: argparse.Namespace) -> int:
             # chat loop is waiting on the request meanwhile, so the two never read stdin together.
             prompter = ElicitationPrompter(display, out, before=printer.end_turn)
             stack.callback(prompter.attach())
-        adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries, args))
+        logins = _token_lookup(store, entries, args)
+        adapter = SqliteMcpAdapter(db, session, tokens=dict(logins))
         resume = command_hint(args, "chat", "--session", session)
         if args.db:
             resume += f" --db {shlex.quote(args.db)}"
@@ -154,9 +147,15 @@ async def chat(args: argparse.Namespace) -> int:
         out.flush()
         active_ids = await adapter.get_active()
         for server_id in active_ids:
-            entry = next((e for e in entries if e.id == server_id), None)
-            if entry is not None and entry.url and await store.get(server_id) is None:
-                hint = command_hint(args, "auth", server_id)
+            login = logins.get(server_id)
+            if login is None:
+                continue
+            check = await login.check()
+            if check.stale:
+                again = login.login_command
+                out.write(f"{server_id} needs a new login: {check.reason} (run: {again})\n")
+            elif check.state == "needs_login":
+                hint = login.login_command
                 out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
         doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
         with progress.step(doing):
@@ -198,8 +197,11 @@ async def demo(args: argparse.Namespace) -> int:
 async def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from glove_mcp.cli._late_store import LateStore
+    from glove_mcp.oauth import Connections
     from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
     from glove_mcp.server.access_log import ACCESS_LOGGER
+    from glove_mcp.server.connections import check_public_url
 
     api_key = os.environ.get(args.api_key_env, "")
     if not api_key:
@@ -209,17 +211,28 @@ async def serve(args: argparse.Namespace) -> int:
             2,
         )
     check_database_flags(args)
-    entries = _with_login_hints(load_catalogue(args.catalogue), args)
+    try:
+        public_url = check_public_url(args.public_url)
+    except ValueError as exc:
+        raise CliError(f"--public-url: {exc}", 2) from None
+    catalogue = load_catalogue(args.catalogue)
+    # Each principal connects servers through /connections (the operator's `glove-mcp auth`
+    # is the principal `default`'s login); the agent names that route when one is missing.
+    late_store = LateStore()
+    connections = Connections(catalogue, late_store)
+    entries = connections.with_connect_hints()
     # Checked now, not at the first session: a bad script is one line and exit status 2.
     script = read_script(args.script) if args.script else None
     token_kind = store_kind(args)
     db = None if args.database is not None else database_file(args.db, "server.db")
     shared_model = None if script else _model(args, Progress(enabled=False))
-    tokens: dict[str, Any] = {}
 
     async def factory(session_id: str, conversation: SessionStore, stack: AsyncExitStack) -> Glove:
         model = script_model(script) if script else shared_model
         assert model is not None
+        # The session's principal's logins only (principal `default` until sessions carry
+        # their principal): never another principal's token.
+        tokens: dict[str, Any] = dict(connections.tokens(DEFAULT_PRINCIPAL))
         # Events wait in the server's database: one answered "deferred" survives the session
         # being closed or the server restarting, and its id stays known (duplicates refused).
         queue, adapter = await session_parts(conversation, db, session_id, tokens, stack)
@@ -253,6 +266,8 @@ async def serve(args: argparse.Namespace) -> int:
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout or None,
         web=args.web,
+        public_url=public_url,
+        connections=connections,
         **database_kwargs(args),
     )
     if args.access_log:
@@ -269,9 +284,9 @@ async def serve(args: argparse.Namespace) -> int:
             raise
     else:
         store = open_token_store(token_kind)
-    # One token source per server for every session: refreshes stay single-flight and a
-    # reopened session does not start from scratch.
-    tokens.update(_token_lookup(store, entries, args))
+    # One token source per principal and server for every session (Connections keeps
+    # them): refreshes stay single-flight and a reopened session does not start from scratch.
+    late_store.inner = store
     limits = HttpLimits(
         header_timeout=args.header_timeout,
         keep_alive=args.keep_alive,

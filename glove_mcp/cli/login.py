@@ -21,13 +21,14 @@ from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import check_token_flags, command_token_store
 from glove_mcp.errors import OAuthCallbackTimeoutError, OAuthError, OAuthRevocationError
 from glove_mcp.oauth import (
+    BoundLogin,
     OAuthResult,
     OAuthState,
     OAuthStore,
-    OAuthTokenSource,
     UrlPolicy,
     run_mcp_oauth,
 )
+from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["auth", "entry_named", "logout"]
 
@@ -123,14 +124,20 @@ async def _login(
         progress.clear()
         print(f"  {text}", flush=True)
 
-    kept = await store.get(entry.id) if args.force else None
+    # A login stored under the id for this URL moves to its resource-bound key first, so
+    # "already logged in" still holds; one for another URL is left alone (never sent there).
+    login = BoundLogin(
+        store, DEFAULT_PRINCIPAL, entry.id, entry.url, entry.id, url_policy=_policy(args)
+    )
+    await login.bound_state()
+    kept = await store.get(login.key) if args.force else None
     try:
-        used = _Forced(store, entry.id) if kept is not None else store
-        result = await _run_login(args, entry, client, used, say)
+        used = _Forced(store, login.key) if kept is not None else store
+        result = await _run_login(args, entry, client, used, say, login.key)
     except BaseException:
         if kept is not None:
             # A forced login that failed leaves the tokens it started from, not none.
-            await store.set(entry.id, kept)
+            await store.set(login.key, kept)
         raise
     finally:
         if fresh_file:
@@ -146,13 +153,15 @@ async def _run_login(
     client: dict[str, str] | None,
     store: OAuthStore,
     say: Callable[[str], None],
+    key: str,
 ) -> OAuthResult:
-    """``run_mcp_oauth`` for ``entry``, its failures worded for the terminal."""
+    """``run_mcp_oauth`` for ``entry`` under the resource-bound ``key``, its failures worded
+    for the terminal."""
     try:
         return await run_mcp_oauth(
             entry.url,
             store,
-            entry.id,
+            key,
             port=args.port,
             pre_registered_client=client,
             open_browser=not args.no_browser,
@@ -167,7 +176,9 @@ async def _run_login(
             "--no-browser to paste the redirected URL instead)"
         ) from None
     except OAuthError as exc:
-        raise CliError(f"{entry.id}: {in_flags(str(exc), args, entry.id)}") from None
+        # The message names the store key; the person knows the server by its id.
+        text = str(exc).replace(repr(key), repr(entry.id))
+        raise CliError(f"{entry.id}: {in_flags(text, args, entry.id)}") from None
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise CliError(
@@ -239,28 +250,32 @@ async def logout(args: argparse.Namespace) -> int:
 async def _logout_from(
     args: argparse.Namespace, entry: McpCatalogueEntry, store: OAuthStore
 ) -> int:
-    state = await store.get(entry.id)
+    login = BoundLogin(
+        store, DEFAULT_PRINCIPAL, entry.id, entry.url, entry.id, url_policy=_policy(args)
+    )
+    state = await login.bound_state()
     if state is None or state.tokens is None:
-        if state is not None:
-            await store.delete(entry.id)  # a login that never finished: nothing to revoke
+        # A login that never finished, or one issued for another URL (kept under the id by
+        # an older glove): nothing this server's tokens could be revoked with.
+        await store.delete(login.key)
+        await store.delete(entry.id)
         print(f"{entry.id}: not logged in: there were no tokens to delete")
         return 0
     if args.local_only:
-        await store.delete(entry.id)
+        await login.forget()
         print(f"{entry.id}: logged out (tokens deleted here, not revoked at the server)")
         return 0
     # Revoked first, deleted after: a token deleted here but still valid at the server is
     # a login the person believes is gone.
     try:
-        policy = UrlPolicy(allow_private=args.allow_private_oauth)
-        outcome = await OAuthTokenSource(store, entry.id, entry.url, url_policy=policy).revoke()
+        outcome = await login.source.revoke()
     except OAuthRevocationError as exc:
         again = command_hint(args, "logout", entry.id)
         raise CliError(
             f"{entry.id}: {exc.reason} at {exc.endpoint}: the tokens were not revoked and are "
             f"kept; run `{again}` again, or `{again} --local-only` to delete them here anyway"
         ) from None
-    await store.delete(entry.id)
+    await login.forget()
     if outcome == "no_revocation_endpoint":
         print(
             f"{entry.id}: logged out (tokens deleted; the server offers no revocation, so "
@@ -270,3 +285,8 @@ async def _logout_from(
     else:
         print(f"{entry.id}: logged out (tokens revoked at the server and deleted)")
     return 0
+
+
+def _policy(args: argparse.Namespace) -> UrlPolicy:
+    """The URL policy the command's OAuth fetches pass (``--allow-private-oauth`` relaxes it)."""
+    return UrlPolicy(allow_private=getattr(args, "allow_private_oauth", False))

@@ -57,6 +57,12 @@ def add_parser(commands: Any) -> None:
     serve.add_argument(
         "--access-log", action="store_true", help="log one line per request to stderr"
     )
+    serve.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address clients and browsers reach this server at (behind a proxy or load "
+        "balancer): the base of the OAuth redirect of /connections; https unless loopback",
+    )
     limits = serve.add_argument_group("limits")
     limits.add_argument(
         "--max-sessions",

@@ -17,7 +17,8 @@ from glove_mcp.errors import (
     McpTimeoutError,
     OAuthLoginRequiredError,
 )
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+from glove_mcp.oauth import BoundLogin, OAuthStore
+from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["Outcome", "Tried", "try_server"]
 
@@ -60,9 +61,11 @@ async def try_server(
     """
     auth: Any = None
     if store is not None and entry.url:
-        state = await store.get(entry.id)
-        if state is not None and state.tokens is not None:
-            auth = bearer(OAuthTokenSource(store, entry.id, entry.url, login_command=login_hint))
+        # Only a credential issued for this URL is sent (never one a catalogue id points
+        # elsewhere now): the principal is the command's, ``default``.
+        login = BoundLogin(store, DEFAULT_PRINCIPAL, entry.id, entry.url, login_hint)
+        if await login.bound_state() is not None:
+            auth = bearer(login)
     try:
         async with await connect_mcp(
             entry.id,

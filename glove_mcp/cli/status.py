@@ -76,7 +76,7 @@ def status(args: argparse.Namespace) -> int:
         return asyncio.run(_status_in_full(args))
     try:
         servers = _catalogue_servers(args.catalogue)
-        logins = _logins(store_kind(args))
+        logins = _bound_logins(servers, _logins(store_kind(args)))
     except _Unusual:
         import asyncio
 
@@ -182,8 +182,42 @@ def _logins(store: str) -> dict[str, dict[str, Any]]:
         expires_at = tokens.get("expires_at") if isinstance(tokens, dict) else False
         if isinstance(expires_at, bool) or not isinstance(expires_at, int | float | None):
             raise _Unusual  # not what the store writes: let it say what is wrong
-        logins[key] = tokens
+        server_url = state.get("server_url")
+        if server_url is not None and not isinstance(server_url, str):
+            raise _Unusual
+        logins[key] = {**tokens, "server_url": server_url}
     return logins
+
+
+def _bound_logins(
+    servers: list[dict[str, Any]], stored: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Each server's login of the ``default`` principal, found by the server's URL (a login
+    stored under its id counts only when it records that URL: it migrates on first use);
+    ``{"stale": reason}`` when the id's login was issued for another URL or records none."""
+    from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL, credential_key, same_resource
+
+    found: dict[str, dict[str, Any]] = {}
+    for server in servers:
+        url = server["url"]
+        if not url:
+            continue
+        tokens = stored.get(credential_key(DEFAULT_PRINCIPAL, url))
+        if tokens is not None and same_resource(tokens.get("server_url"), url):
+            found[server["id"]] = tokens
+            continue
+        legacy = stored.get(server["id"])
+        if legacy is None:
+            continue
+        if same_resource(legacy.get("server_url"), url):
+            found[server["id"]] = legacy
+        elif legacy.get("server_url") is None:
+            found[server["id"]] = {"stale": "the stored login records no server URL"}
+        else:
+            found[server["id"]] = {
+                "stale": f"the stored login was issued for {legacy['server_url']}, not {url}"
+            }
+    return found
 
 
 def _row(
@@ -212,6 +246,8 @@ def _row(
 
         if shutil.which(server["command"][0]) is None:
             row["detail"] = f"command {server['command'][0]!r} not found"
+    elif tokens is not None and "stale" in tokens:
+        row.update(state="needs_login", detail=tokens["stale"])
     elif tokens is not None:
         row.update(
             state="logged_in",
@@ -282,18 +318,26 @@ async def _status_in_full(args: argparse.Namespace) -> int:
     servers: list[dict[str, Any]] = []
     logins: dict[str, dict[str, Any]] = {}
     entries = load_catalogue(args.catalogue)
+    from glove_mcp.cli.errors import command_hint
+    from glove_mcp.oauth import BoundLogin
+    from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
+
     async with command_token_store(args) as store:
         for entry in entries:
             servers.append(
                 {"id": entry.id, "url": entry.url, "command": entry.command, "entry": entry}
             )
-            state = await store.get(entry.id)
-            tokens = state.tokens if state else None
-            if tokens is not None:
+            if not entry.url:
+                continue
+            hint = command_hint(args, "auth", entry.id)
+            check = await BoundLogin(store, DEFAULT_PRINCIPAL, entry.id, entry.url, hint).check()
+            if check.state == "connected":
                 logins[entry.id] = {
-                    "expires_at": tokens.expires_at,
-                    "refresh_token": tokens.refresh_token,
+                    "expires_at": check.expires_at,
+                    "refresh_token": check.refreshable,
                 }
+            elif check.stale:
+                logins[entry.id] = {"stale": check.reason}
         if args.check:
             return await _status_checked(args, servers, logins, store)
     _report(args, [_row(args, server, logins.get(server["id"])) for server in servers])

@@ -8,6 +8,11 @@ Example:
     >>> token = await source.access_token()  # doctest: +SKIP
 """
 
+from glove_mcp.oauth.binding import BoundLogin as BoundLogin
+from glove_mcp.oauth.binding import LoginCheck as LoginCheck
+from glove_mcp.oauth.binding import canonical_resource as canonical_resource
+from glove_mcp.oauth.binding import credential_key as credential_key
+from glove_mcp.oauth.connections import Connections as Connections
 from glove_mcp.oauth.fs_store import FsOAuthStore as FsOAuthStore
 from glove_mcp.oauth.keyring_store import KeyringOAuthStore as KeyringOAuthStore
 from glove_mcp.oauth.login import OAuthResult as OAuthResult
@@ -34,9 +39,12 @@ from glove_mcp.oauth.url_policy import UrlPolicy as UrlPolicy
 __all__ = [
     "MCP_DEFAULT_CLIENT_INFO",
     "Authorizer",
+    "BoundLogin",
+    "Connections",
     "FsOAuthStore",
     "KeyringOAuthStore",
     "LockingOAuthStore",
+    "LoginCheck",
     "McpOAuthProvider",
     "MemoryOAuthStore",
     "OAuthClientInfo",
@@ -50,7 +58,9 @@ __all__ = [
     "UrlPolicy",
     "VerifyToolCall",
     "build_client_metadata",
+    "canonical_resource",
     "client_credentials_auth",
+    "credential_key",
     "empty_oauth_state",
     "identity_assertion_auth",
     "run_mcp_oauth",

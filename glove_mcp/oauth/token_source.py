@@ -30,6 +30,7 @@ from glove_mcp.errors import (
     OAuthRevocationError,
 )
 from glove_mcp.oauth.provider import StoreTokenStorage
+from glove_mcp.oauth.resource_keys import same_resource
 from glove_mcp.oauth.state import OAuthState, StoredTokens
 from glove_mcp.oauth.store import LockingOAuthStore, OAuthStore
 from glove_mcp.oauth.url_policy import UrlPolicy
@@ -220,6 +221,17 @@ class OAuthTokenSource:
         state = await self.store.get(self.key)
         if state is None:
             raise OAuthLoginRequiredError(self.key, self.login_command, "no tokens are stored")
+        if (
+            self.server_url is not None
+            and state.server_url is not None
+            and not same_resource(state.server_url, self.server_url)
+        ):
+            # Never sent, never refreshed: a token goes only to the resource it was issued for.
+            raise OAuthLoginRequiredError(
+                self.key,
+                self.login_command,
+                f"the stored tokens were issued for {state.server_url}, not {self.server_url}",
+            )
         return state
 
     def _require_tokens(self, state: OAuthState) -> StoredTokens:

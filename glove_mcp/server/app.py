@@ -80,6 +80,14 @@ from glove_mcp.server._sse import SseItem, error_data, event_item, frame
 from glove_mcp.server._stream import Relays, slot_json
 from glove_mcp.server._web import web_routes
 from glove_mcp.server.access_log import ACCESS_LOGGER, AccessLog
+from glove_mcp.server.connection_flows import flow_store
+from glove_mcp.server.connections import (
+    ConnectionService,
+    check_public_url,
+    default_principal,
+    mounted_routes,
+)
+from glove_mcp.server.principals import Principal
 from glove_mcp.server.session_storage import SessionStorage, SessionStore
 
 if TYPE_CHECKING:
@@ -88,6 +96,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCESS_LOGGER",
     "AgentFactory",
+    "ConnectionService",
     "HeadlessServer",
     "HttpLimits",
     "SessionStore",
@@ -146,6 +155,11 @@ class HeadlessServer:
             start-up (default 30).
         database_max_locks: most turns running at once on this instance; each holds a
             connection of its own for its conversation's lock (default 100).
+        public_url: the externally visible base URL (redirect URIs); plain http only on
+            loopback.
+        connections: serve ``/connections`` and ``/oauth/callback`` for these servers,
+            flows kept in the server's database (``docs/connections.md``).
+        principal_of: the principal of an authenticated request (default: ``default``).
 
     Raises:
         ValueError: no API key was given (a server without one would be open to anyone), or
@@ -168,6 +182,9 @@ class HeadlessServer:
         database_pool_max: int = 10,
         database_timeout: float = 30.0,
         database_max_locks: int = 100,
+        public_url: str | None = None,
+        connections: ConnectionService | None = None,
+        principal_of: Callable[[Request], Principal] = default_principal,
     ) -> None:
         if not api_key or not api_key.strip():
             raise ValueError(
@@ -188,6 +205,8 @@ class HeadlessServer:
                 database_max_locks,
             )
         self._storage: SessionStorage = session_storage(db_path, database)
+        public_url = check_public_url(public_url)
+        self._flows = None if connections is None else flow_store(db_path, self.database)
         self._api_key = api_key.encode("utf-8")
         self._factory = agent_factory
         self._max_body = max_body_bytes
@@ -216,6 +235,9 @@ class HeadlessServer:
                 Route("/sessions/{id}/slots", guard(sessions.slots), methods=["GET"]),
                 Route("/sessions/{id}/slots/{slot_id}", guard(sessions.answer), methods=["POST"]),
                 *(web_routes() if web else []),
+                *mounted_routes(
+                    connections, self._flows, self._authorize, principal_of, public_url
+                ),
             ],
             middleware=[Middleware(AccessLog)],
             # Only Starlette's own 404/405 reach this; routes answer their errors themselves.
@@ -262,6 +284,8 @@ class HeadlessServer:
         """Close every session's resources and store, then the database connections."""
         try:
             await self._cache.aclose()
+            if self._flows is not None:
+                await self._flows.aclose()
         finally:
             await storage_closer(self._storage)
 

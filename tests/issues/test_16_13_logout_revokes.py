@@ -12,7 +12,13 @@ from pathlib import Path
 import pytest
 
 from glove_mcp.errors import OAuthRefreshRejectedError, OAuthRevocationError
-from glove_mcp.oauth import FsOAuthStore, MemoryOAuthStore, OAuthTokenSource, run_mcp_oauth
+from glove_mcp.oauth import (
+    FsOAuthStore,
+    MemoryOAuthStore,
+    OAuthTokenSource,
+    credential_key,
+    run_mcp_oauth,
+)
 from glove_mcp.testing import OAuthTestServer, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 from tests.glove_mcp.oauth._browser import Browser
@@ -32,7 +38,7 @@ async def _log_in(server: OAuthTestServer, home: Path) -> FsOAuthStore:
     await run_mcp_oauth(
         server.url,
         store,
-        "tracker",
+        credential_key("default", server.url),  # where `glove-mcp auth` keeps it
         port=0,
         on_authorize_url=user.on_authorize_url,
         open_browser=False,
@@ -46,7 +52,7 @@ async def test_logout_revokes_the_refresh_token_at_the_server(
     protected: OAuthTestServer, tmp_path: Path
 ) -> None:
     store = await _log_in(protected, tmp_path)
-    before = await store.get("tracker")
+    before = await store.get(credential_key("default", protected.url))
     assert before is not None and before.revocation_endpoint is not None
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=protected.url)
 
@@ -56,7 +62,7 @@ async def test_logout_revokes_the_refresh_token_at_the_server(
 
     assert status == 0, err
     assert "revoked at the server and deleted" in out
-    assert await store.get("tracker") is None
+    assert await store.get(credential_key("default", protected.url)) is None
     assert protected.provider.counters.revocations >= 1
     # The attack: someone kept a copy of the refresh token. It no longer works.
     copy = MemoryOAuthStore()
@@ -76,7 +82,7 @@ def test_a_failed_revocation_keeps_the_tokens_and_names_the_way_out(
     store, url = asyncio.run(log_in_then_stop_the_server())
     # The authorization server is gone: revoking cannot succeed.
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=url)
-    before = asyncio.run(store.get("tracker"))
+    before = asyncio.run(store.get(credential_key("default", url)))
 
     ran = in_process(
         "logout", "tracker", "--catalogue", str(catalogue), home=tmp_path, capsys=capsys
@@ -85,7 +91,7 @@ def test_a_failed_revocation_keeps_the_tokens_and_names_the_way_out(
     assert ran.status == 1
     assert "not revoked and are kept" in ran.err and "--local-only" in ran.err
     assert "Traceback" not in ran.err
-    assert asyncio.run(store.get("tracker")) == before  # nothing lost
+    assert asyncio.run(store.get(credential_key("default", url))) == before  # nothing lost
 
     ran = in_process(
         "logout",
@@ -98,16 +104,18 @@ def test_a_failed_revocation_keeps_the_tokens_and_names_the_way_out(
     )
     assert ran.status == 0, ran.err
     assert "not revoked at the server" in ran.out
-    assert asyncio.run(store.get("tracker")) is None
+    assert asyncio.run(store.get(credential_key("default", url))) is None
 
 
 async def test_revoke_in_the_library(protected: OAuthTestServer, tmp_path: Path) -> None:
     store = await _log_in(protected, tmp_path)
-    state = await store.get("tracker")
+    state = await store.get(credential_key("default", protected.url))
     assert state is not None
-    source = OAuthTokenSource(store, "tracker", protected.url)
+    source = OAuthTokenSource(store, credential_key("default", protected.url), protected.url)
     assert await source.revoke() == "revoked"
-    assert await store.get("tracker") == state  # the caller decides when to forget them
+    assert (
+        await store.get(credential_key("default", protected.url)) == state
+    )  # the caller decides when to forget them
 
     memory = MemoryOAuthStore()
     assert await OAuthTokenSource(memory, "tracker").revoke() == "no_tokens"

@@ -30,6 +30,7 @@ from glove_mcp.adapter_postgres import PostgresMcpAdapter
 from glove_mcp.cli import main
 from glove_mcp.cli.errors import command_hint
 from glove_mcp.cli.token_kind import DATABASE_ENV
+from glove_mcp.oauth import credential_key
 from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 from glove_mcp.testing.oauth_server import serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
@@ -106,11 +107,12 @@ async def test_serve_instances_share_the_database_tokens_and_refresh_once(
         await _login(catalogue, postgres_url, tmp_path)
         assert not (tmp_path / "oauth.json").exists()
         store = PostgresOAuthStore(db)
-        state = await store.get("tracker")
+        key = credential_key("default", protected.url)  # by principal and resource
+        state = await store.get(key)
         assert state is not None and state.tokens is not None and state.client is not None
         # Keyed by server and issuer (as the authorization server's metadata spells it).
         assert state.issuer is not None and state.issuer.rstrip("/") == protected.issuer
-        assert await store.find(protected.url, state.issuer) == ["tracker"]
+        assert await store.find(protected.url, state.issuer) == [key]
         shown = await _cli(
             "status", "--database", postgres_url, "--catalogue", str(catalogue), home=tmp_path
         )
@@ -139,20 +141,20 @@ async def test_serve_instances_share_the_database_tokens_and_refresh_once(
                 await _ask(http, base, sid, "list the issues")
             # No new login, registration or refresh: both used the token `auth` stored.
             assert (counters.registrations, counters.token_requests) == (1, 1)
-            unchanged = await store.get("tracker")
+            unchanged = await store.get(key)
             assert unchanged is not None and unchanged.tokens == state.tokens
 
             # -- the access token expires: both instances call; one refresh in all ---------
             assert protected.provider.expire_access_tokens() >= 1
             expired = state.tokens.model_copy(update={"expires_at": time.time() - 60})
-            await store.set("tracker", state.model_copy(update={"tokens": expired}))
+            await store.set(key, state.model_copy(update={"tokens": expired}))
             await asyncio.gather(
                 _ask(http, first.url, "a", "again"),
                 _ask(http, second.url, "b", "again"),
             )
             assert counters.refresh_requests == 1
             assert counters.refresh_rejected == 0
-            rotated = await store.get("tracker")
+            rotated = await store.get(key)
             assert rotated is not None and rotated.tokens is not None
             assert rotated.tokens.refresh_token != state.tokens.refresh_token
 
@@ -168,7 +170,7 @@ async def test_serve_instances_share_the_database_tokens_and_refresh_once(
         )
         assert gone.status == 0, gone.err
         assert "revoked" in gone.out
-        assert await store.get("tracker") is None
+        assert await store.get(key) is None
 
 
 def test_a_bad_database_for_auth_is_one_line_naming_the_flag(

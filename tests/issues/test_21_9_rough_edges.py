@@ -107,14 +107,17 @@ def test_logout_without_tokens_and_status_near_expiry(
 
     now = time.time()
 
-    def login(expires_at: float) -> dict[str, object]:
+    def login(expires_at: float, url: str) -> dict[str, object]:
         tokens = {"access_token": "a", "token_type": "Bearer", "expires_at": expires_at}
-        return {"server_url": "https://x/mcp", "tokens": tokens}
+        return {"server_url": url, "tokens": tokens}
 
     document = {
         "format": "glove-mcp-oauth",
         "version": 1,
-        "entries": {"notion": login(now + 30), "linear": login(now - 5)},
+        "entries": {  # written by an older glove: keyed by id, bound by their server_url
+            "notion": login(now + 30, "https://mcp.notion.com/mcp"),
+            "linear": login(now - 5, "https://mcp.linear.app/mcp"),
+        },
     }
     (tmp_path / "oauth.json").write_text(json.dumps(document))
     ran = run_cli("status", home=tmp_path)

@@ -107,6 +107,7 @@ function login(key) {
   setStatus("connected");
   loadSessions(false).catch((err) => showError("chat-error", err.message));
   reopenRemembered();
+  loadServers().catch((err) => showError("servers-error", err.message));
 }
 
 function logout(reason) {
@@ -590,6 +591,91 @@ async function send(text) {
     if (name === "error") showError("chat-error", data.error);
   });
   refreshSessions();
+}
+
+// -- servers (GET/POST/DELETE /connections) --------------------------------------------------
+
+const SERVER_STATES = { connected: "connected", needs_login: "not connected", open: "no login needed" };
+
+// The principal's servers; the panel stays hidden on a server without /connections.
+async function loadServers() {
+  let response;
+  try {
+    response = await api("GET", "/connections");
+  } catch (err) {
+    if (err.status === 404) return [];
+    throw err;
+  }
+  const connections = (await response.json()).connections;
+  const list = $("servers");
+  list.replaceChildren(...connections.map(serverRow));
+  $("servers-panel").hidden = connections.length === 0;
+  return connections;
+}
+
+function serverRow(connection) {
+  const row = el("li", connection.state);
+  row.dataset.server = connection.id;
+  row.append(el("span", "server-name", connection.name));
+  if (connection.state === "connected") {
+    row.append(button("Disconnect", () => disconnectServer(connection.id).catch(serversError)));
+  } else if (connection.state === "needs_login") {
+    row.append(button("Connect", () => connectServer(connection.id).catch(serversError)));
+  } else {
+    row.append(el("span"));
+  }
+  let text = SERVER_STATES[connection.state] || connection.state;
+  if (connection.detail) text += " (" + connection.detail + ")";
+  row.append(el("span", "server-state", text));
+  return row;
+}
+
+// Opens the authorization page in a new tab, then watches until the callback stored the
+// tokens (the tab is opened first, while the click still counts, so no popup blocker stops it).
+async function connectServer(id) {
+  showError("servers-error", "");
+  const tab = window.open("", "_blank");
+  try {
+    const response = await api("POST", "/connections/" + encodeURIComponent(id));
+    const url = (await response.json()).authorize_url;
+    if (tab) {
+      tab.opener = null;
+      tab.location.href = url;
+    } else {
+      window.location.assign(url);
+    }
+  } catch (err) {
+    if (tab) tab.close();
+    // 409: the server answered without a login (it is open); the panel says so.
+    if (err.status !== 409) showError("servers-error", err.message);
+    await loadServers();
+    return;
+  }
+  await watchConnection(id);
+}
+
+function serversError(err) {
+  showError("servers-error", err.message);
+}
+
+async function watchConnection(id) {
+  const deadline = Date.now() + 10 * 60 * 1000; // a flow expires after ten minutes
+  while (state.key && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const connections = await loadServers();
+    const found = connections.find((c) => c.id === id);
+    if (!found || found.state !== "needs_login") return;
+  }
+}
+
+async function disconnectServer(id) {
+  showError("servers-error", "");
+  try {
+    await api("DELETE", "/connections/" + encodeURIComponent(id));
+  } catch (err) {
+    showError("servers-error", err.message);
+  }
+  await loadServers();
 }
 
 // -- start ----------------------------------------------------------------------------------

@@ -123,7 +123,7 @@ async def test_auth_status_logout_with_a_simulated_browser(
     assert await process.wait() == 0
     assert "tracker: AUTHORIZED" in out
     stored = json.loads((tmp_path / "oauth.json").read_text())
-    assert "tracker" in json.dumps(stored)
+    assert list(stored["entries"]) == [f"default@{protected.url}"]  # principal and resource
     assert oct((tmp_path / "oauth.json").stat().st_mode & 0o777) == "0o600"
 
     status, out, _ = await run_cli("status", "--catalogue", str(catalogue), home=tmp_path)
