@@ -26,6 +26,7 @@ from glove_mcp._cli_errors import CliError, command_hint, terminal_message
 from glove_mcp._cli_progress import Progress, color_wanted, retrying_policy
 from glove_mcp._cli_prompts import handle_prompt_command
 from glove_mcp._cli_script import load_script, read_script, script_model
+from glove_mcp._cli_serve_auth import serve_authenticator
 from glove_mcp._cli_serve_db import (
     check_database_flags,
     database_kwargs,
@@ -194,13 +195,7 @@ async def serve(args: argparse.Namespace) -> int:
     from glove_mcp._access_log import ACCESS_LOGGER
     from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
 
-    api_key = os.environ.get(args.api_key_env, "")
-    if not api_key:
-        raise CliError(
-            f"refusing to start without an API key: set {args.api_key_env} to the bearer key "
-            "clients must send",
-            2,
-        )
+    api_key, authenticator = serve_authenticator(args)
     check_database_flags(args)
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
     # Checked now, not at the first session: a bad script is one line and exit status 2.
@@ -236,6 +231,9 @@ async def serve(args: argparse.Namespace) -> int:
         None if db is None else str(db),
         api_key,
         factory,
+        authenticator=authenticator,
+        max_sessions_per_principal=args.max_sessions_per_principal,
+        max_pending_events=args.max_pending_events,
         body_timeout=args.body_timeout,
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout or None,

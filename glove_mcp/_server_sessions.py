@@ -1,8 +1,12 @@
 """The headless server's session routes beyond one request: list, delete, follow, slots (internal).
 
 - ``GET /sessions?limit=N&after=ID`` → ``{"sessions": [{"id", "created_at", "updated_at",
-  "messages"}], "next": ID | null}``: at most ``limit`` (1-200, default 50) in id order; pass
-  ``next`` as ``after`` for the following page.
+  "messages", "owner"}], "next": ID | null}``: the caller's own sessions (an admin's: every
+  session), at most ``limit`` (1-200, default 50) in id order; pass ``next`` as ``after`` for
+  the following page.
+
+Every route here answers 404 for a session of another principal, as for an unknown one; an
+admin may read (follow, list slots) any session, but only its owner changes it.
 - ``DELETE /sessions/{id}`` → ``204``: the session's messages and everything kept under its
   id (permissions, inbox, queued events, active MCP servers) are deleted; an open session is
   closed first and its followers get ``deleted``. ``404`` for an unknown id, ``409`` while a
@@ -25,7 +29,7 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from typing import Any
+from typing import Any, Protocol
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -37,11 +41,15 @@ from glove_core.stores.base import count_messages, read_messages_from
 from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream, slot_json
 from glove_mcp._session_cache import CachedSession, SessionBusyError, SessionCache
 from glove_mcp._session_storage import SessionStorage
+from glove_mcp.principals import Principal
 
-__all__ = ["SESSION_ID", "SessionGone", "SessionRoutes"]
+__all__ = ["MAX_CURSOR_DIGITS", "SESSION_ID", "SessionGone", "SessionRoutes", "check_id"]
 
-SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-"""What a session id may be."""
+SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
+"""What a session id may be (matched whole: ``fullmatch``), except only dots."""
+
+MAX_CURSOR_DIGITS = 18
+"""Longest number a cursor (``after``, ``Last-Event-ID``) may be written with."""
 
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 200
@@ -50,9 +58,22 @@ _ELICITATION = "mcp_elicitation"
 _YES_NO = ("permission_request", "mcp_sampling")
 _PICKER = "mcp_picker"
 
-Use = Callable[[str], AbstractAsyncContextManager[CachedSession]]
-"""Opens (or finds) a session and pins it for the block; 404 for an unknown id."""
+
+class Use(Protocol):
+    """Opens (or finds) a session and pins it for the block; 404 for an unknown id, or one
+    the principal may not use (``read``: an admin may read any)."""
+
+    def __call__(
+        self, session_id: str, principal: Principal, *, read: bool = False
+    ) -> AbstractAsyncContextManager[CachedSession]: ...
+
+
 ReadJson = Callable[[Request], Awaitable[dict[str, Any]]]
+
+
+def _principal(request: Request) -> Principal:
+    principal: Principal = request.state.principal
+    return principal
 
 
 class SessionGone(LookupError):
@@ -60,20 +81,32 @@ class SessionGone(LookupError):
 
 
 def check_id(session_id: str, what: str = "a session id") -> str:
-    """``session_id`` if it is a valid id, else 400."""
-    if not SESSION_ID.match(session_id):
-        raise HTTPException(400, f"{what} is 1-128 characters from [A-Za-z0-9_.:-]")
+    """``session_id`` if it is a valid id (the whole of it; not only dots), else 400."""
+    if SESSION_ID.fullmatch(session_id) is None or not session_id.strip("."):
+        raise HTTPException(400, f"{what} is 1-128 characters from [A-Za-z0-9_.:-], not only dots")
     return session_id
+
+
+def whole_number(text: str, name: str, what: str = "a whole number") -> int:
+    """``text`` as a count (ASCII digits, at most ``MAX_CURSOR_DIGITS``), else 400."""
+    text = text.strip()
+    # "²" is a digit to str.isdigit; int() of 5,000 digits raises (its digit limit).
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_CURSOR_DIGITS:
+        raise HTTPException(
+            400,
+            f"{name} must be {what} of at most {MAX_CURSOR_DIGITS} digits, got {text[:40]!r}",
+        )
+    return int(text)
 
 
 def _count(request: Request, name: str, *, low: int, high: int | None) -> int | None:
     text = request.query_params.get(name)
     if text is None:
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise HTTPException(400, f"{name} must be a whole number, got {text[:40]!r}") from None
+    stripped = text.strip()
+    negative = stripped.startswith("-")
+    value = whole_number(stripped[1:] if negative else stripped, name)
+    value = -value if negative else value
     if value < low or (high is not None and value > high):
         bound = f"{low} to {high}" if high is not None else f"{low} or more"
         raise HTTPException(400, f"{name} must be {bound}, got {value}")
@@ -86,14 +119,12 @@ class SessionRoutes:
     def __init__(
         self,
         *,
-        authorize: Callable[[Request], None],
         use: Use,
         read_json: ReadJson,
         cache: SessionCache,
         storage: SessionStorage,
         relays: Relays,
     ) -> None:
-        self._authorize = authorize
         self._use = use
         self._read_json = read_json
         self._cache = cache
@@ -102,12 +133,13 @@ class SessionRoutes:
 
     async def listing(self, request: Request) -> Response:
         """``GET /sessions``."""
-        self._authorize(request)
+        principal = _principal(request)
         limit = _count(request, "limit", low=1, high=_MAX_PAGE) or _DEFAULT_PAGE
         after = request.query_params.get("after")
         if after is not None:
             check_id(after, "after")
-        rows = await self._storage.list_page(after, limit + 1)
+        owner = None if principal.is_admin else principal.name
+        rows = await self._storage.list_page(after, limit + 1, owner)
         page = rows[:limit]
         sessions = [
             {
@@ -115,6 +147,7 @@ class SessionRoutes:
                 "created_at": r.created_at,
                 "updated_at": r.updated_at,
                 "messages": r.messages,
+                "owner": r.owner,
             }
             for r in page
         ]
@@ -123,8 +156,12 @@ class SessionRoutes:
 
     async def delete(self, request: Request) -> Response:
         """``DELETE /sessions/{id}``."""
-        self._authorize(request)
         session_id = check_id(request.path_params["id"])
+        principal = _principal(request)
+        session = self._cache.peek(session_id)
+        owner = session.owner if session is not None else await self._storage.owner(session_id)
+        if owner != principal.name:  # unknown, or another's: the same answer
+            raise HTTPException(404, f"no session {session_id!r}")
         try:
             existed = await self._cache.remove(session_id, lambda: self._storage.delete(session_id))
         except SessionBusyError:
@@ -142,15 +179,15 @@ class SessionRoutes:
 
     async def follow(self, request: Request) -> Response:
         """``GET /sessions/{id}/events``."""
-        self._authorize(request)
         session_id = check_id(request.path_params["id"])
+        principal = _principal(request)
         after = _count(request, "after", low=0, high=None)
         if after is None and "last-event-id" in request.headers:
-            text = request.headers["last-event-id"].strip()
-            if not (text.isascii() and text.isdigit()):  # "²" is a digit to str.isdigit
-                raise HTTPException(400, "Last-Event-ID must be a message count, e.g. 12")
-            after = int(text)
-        async with self._use(session_id) as session:  # 404 for an unknown id, before streaming
+            after = whole_number(
+                request.headers["last-event-id"], "Last-Event-ID", "a message count, e.g. 12,"
+            )
+        # 404 for an unknown id (or another's), before streaming
+        async with self._use(session_id, principal, read=True) as session:
             total = await count_messages(session.store)
         if after is None:
             after = total
@@ -161,7 +198,7 @@ class SessionRoutes:
 
         async def read(cursor: int) -> FollowSnapshot:
             try:
-                return await self._read(session_id, cursor)
+                return await self._read(session_id, principal, cursor)
             except HTTPException as exc:
                 if exc.status_code == 404:
                     raise SessionGone(session_id) from None
@@ -173,8 +210,8 @@ class SessionRoutes:
             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
         )
 
-    async def _read(self, session_id: str, cursor: int) -> FollowSnapshot:
-        async with self._use(session_id) as session:
+    async def _read(self, session_id: str, principal: Principal, cursor: int) -> FollowSnapshot:
+        async with self._use(session_id, principal, read=True) as session:
             messages = await read_messages_from(session.store, cursor)  # only from the cursor
             slots = [slot_json(s) for s in session.glove.display_manager.slots if s.kind == "wait"]
         return FollowSnapshot(
@@ -183,20 +220,19 @@ class SessionRoutes:
 
     async def slots(self, request: Request) -> Response:
         """``GET /sessions/{id}/slots``."""
-        self._authorize(request)
-        async with self._use(check_id(request.path_params["id"])) as session:
+        session_id = check_id(request.path_params["id"])
+        async with self._use(session_id, _principal(request), read=True) as session:
             waiting = [s for s in session.glove.display_manager.slots if s.kind == "wait"]
             return JSONResponse({"slots": [slot_json(s) for s in waiting]})
 
     async def answer(self, request: Request) -> Response:
         """``POST /sessions/{id}/slots/{slot_id}``."""
-        self._authorize(request)
         session_id = check_id(request.path_params["id"])
         slot_id = request.path_params["slot_id"]
         body = await self._read_json(request)
         if ("value" in body) == ("reject" in body):
             raise HTTPException(400, 'send either {"value": ...} or {"reject": "reason"}')
-        async with self._use(session_id) as session:
+        async with self._use(session_id, _principal(request)) as session:
             display = session.glove.display_manager
             slot = next((s for s in display.slots if s.id == slot_id and s.kind == "wait"), None)
             if slot is None:

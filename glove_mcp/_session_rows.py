@@ -33,6 +33,8 @@ class SessionRow:
     """When it last saved something (ISO 8601, UTC)."""
     messages: int
     """How many messages it saved."""
+    owner: str = "default"
+    """The principal it belongs to."""
 
 
 def _database(path: str) -> SqliteDatabase:
@@ -40,24 +42,45 @@ def _database(path: str) -> SqliteDatabase:
     return SqliteDatabase(path, STORE_SCHEMA, check_pages=False)
 
 
-async def list_sessions(path: str, *, after: str | None, limit: int) -> list[SessionRow]:
+_COUNT = "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id)"
+
+LIST_ALL_SQL = (
+    f"SELECT s.session_id, s.created_at, s.updated_at, {_COUNT}, "
+    "COALESCE(o.principal, 'default') FROM glove_sessions s "
+    "LEFT JOIN glove_session_owners o ON o.session_id = s.session_id "
+    "WHERE s.session_id > {p} ORDER BY s.session_id LIMIT {p}"
+)
+"""A page of every session (an admin's list): one range scan of the sessions' key."""
+
+LIST_OWN_SQL = (
+    f"SELECT s.session_id, s.created_at, s.updated_at, {_COUNT}, o.principal "
+    "FROM glove_session_owners o JOIN glove_sessions s ON s.session_id = o.session_id "
+    "WHERE o.principal = {p} AND o.session_id > {p} ORDER BY o.session_id LIMIT {p}"
+)
+"""A page of one principal's sessions: one range scan of the owners' index."""
+
+
+def list_query(
+    placeholder: str, after: str | None, limit: int, owner: str | None
+) -> tuple[str, tuple[object, ...]]:
+    """The statement and parameters of a page (``owner`` None: every session)."""
+    if owner is None:
+        return LIST_ALL_SQL.format(p=placeholder), (after or "", limit)
+    return LIST_OWN_SQL.format(p=placeholder), (owner, after or "", limit)
+
+
+def session_rows(rows: list[tuple[object, ...]]) -> list[SessionRow]:
+    """``SessionRow``s of a page's rows."""
+    return [SessionRow(str(r[0]), str(r[1]), str(r[2]), int(str(r[3])), str(r[4])) for r in rows]
+
+
+def list_sessions(
+    conn: sqlite3.Connection, *, after: str | None, limit: int, owner: str | None
+) -> list[SessionRow]:
     """Up to ``limit`` sessions whose ids sort after ``after`` (None: from the first), in id
-    order."""
-
-    def read(conn: sqlite3.Connection) -> list[SessionRow]:
-        rows = conn.execute(
-            "SELECT s.session_id, s.created_at, s.updated_at, "
-            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id) "
-            "FROM glove_sessions s WHERE s.session_id > ? ORDER BY s.session_id LIMIT ?",
-            (after or "", limit),
-        ).fetchall()
-        return [SessionRow(r[0], r[1], r[2], int(r[3])) for r in rows]
-
-    db = _database(path)
-    try:
-        return await db.read(read)
-    finally:
-        await db.aclose()
+    order; only ``owner``'s unless it is None."""
+    statement, params = list_query("?", after, limit, owner)
+    return session_rows(conn.execute(statement, params).fetchall())
 
 
 async def delete_session(path: str, session_id: str) -> bool:

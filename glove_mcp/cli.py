@@ -19,6 +19,7 @@ from glove_mcp._cli_args import Version as _Version
 from glove_mcp._cli_args import at_least as _at_least
 from glove_mcp._cli_args import port as _port
 from glove_mcp._cli_args import subcommand as _subcommand
+from glove_mcp._cli_serve_auth import add_auth_flags
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -283,12 +284,6 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=8765, help="0 picks a free port")
     serve.add_argument(
-        "--api-key-env",
-        default="GLOVE_API_KEY",
-        metavar="NAME",
-        help="environment variable holding the clients' bearer key",
-    )
-    serve.add_argument(
         "--web",
         action="store_true",
         help="also serve a chat page at / (it asks for the same key); the agent then asks the "
@@ -297,7 +292,23 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     serve.add_argument(
         "--access-log", action="store_true", help="log one line per request to stderr"
     )
+    add_auth_flags(serve)
     limits = serve.add_argument_group("limits")
+    limits.add_argument(
+        "--max-sessions-per-principal",
+        type=_at_least(1, int),
+        default=1000,
+        metavar="N",
+        help="sessions one principal may keep; creating more gets 429 (default 1000)",
+    )
+    limits.add_argument(
+        "--max-pending-events",
+        type=_at_least(1, int),
+        default=10_000,
+        metavar="N",
+        help="outside events waiting, every session together, beyond which posting one gets "
+        "503 (default 10000)",
+    )
     limits.add_argument(
         "--max-sessions",
         type=_at_least(1, int),

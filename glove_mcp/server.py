@@ -1,6 +1,8 @@
 """Headless server mode: an HTTP service running one agent per session.
 
-Routes (every one requires ``Authorization: Bearer <api key>``):
+Routes (every one but the public ones requires ``Authorization: Bearer <credential>``, which
+the server's ``Authenticator`` turns into a ``Principal``, kept as ``request.state.principal``;
+a session belongs to the principal that created it, and another gets 404 for it):
 
 - ``POST /sessions`` → ``201 {"id": …}`` (optional body ``{"id": "…"}``); ``409`` when the id
   exists — of concurrent creations of one id, even by servers sharing the file, one wins
@@ -36,7 +38,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -58,6 +59,7 @@ from glove_core.types import new_id
 from glove_mcp._access_log import ACCESS_LOGGER, AccessLog
 from glove_mcp._http_limits import HttpLimits, uvicorn_config
 from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
+from glove_mcp._pending_events import PendingEvents
 from glove_mcp._request_body import read_json
 from glove_mcp._server_database import (
     DatabaseOptions,
@@ -65,17 +67,28 @@ from glove_mcp._server_database import (
     storage_closer,
     storage_opener,
 )
-from glove_mcp._server_sessions import SESSION_ID, SessionRoutes
+from glove_mcp._server_sessions import SessionRoutes, check_id
 from glove_mcp._server_sse import SseItem, error_data, event_item, frame
 from glove_mcp._server_stream import Relays, slot_json
 from glove_mcp._server_web import web_routes
 from glove_mcp._session_cache import (
     CachedSession,
+    NoRoomError,
     SessionCache,
     SessionOpenError,
     default_max_sessions,
 )
+from glove_mcp._session_owners import SessionLimitError
 from glove_mcp._session_storage import SessionStorage, SessionStore
+from glove_mcp.principals import (
+    DEFAULT_PRINCIPAL,
+    ApiKeys,
+    Authenticator,
+    FailureThrottle,
+    Principal,
+    building_for,
+    session_owner,
+)
 
 if TYPE_CHECKING:
     from glove_core.postgres import PostgresDatabase
@@ -83,9 +96,12 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCESS_LOGGER",
     "AgentFactory",
+    "Authenticator",
     "HeadlessServer",
     "HttpLimits",
+    "Principal",
     "SessionStore",
+    "session_owner",
     "uvicorn_config",
 ]
 
@@ -104,8 +120,35 @@ _NO_FILES = (
 )
 
 
+Endpoint = Callable[[Request], Awaitable[Response]]
+"""A route's handler."""
+
+
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
+
+
+class _LimitReached(HTTPException):
+    """A 429 or 503 the client should retry after ``retry_after`` seconds."""
+
+    def __init__(self, status_code: int, detail: str, retry_after: int) -> None:
+        super().__init__(status_code, detail)
+        self.retry_after = retry_after
+
+
+def _principal(request: Request) -> Principal:
+    principal: Principal = request.state.principal
+    return principal
+
+
+def _may(principal: Principal, owner: str, *, read: bool) -> bool:
+    """Whether ``principal`` may use a session of ``owner`` (an admin may read any)."""
+    return owner == principal.name or (read and principal.is_admin)
+
+
+async def _whoami(request: Request) -> Response:
+    principal = _principal(request)
+    return JSONResponse({"principal": principal.name, "scopes": sorted(principal.scopes)})
 
 
 class HeadlessServer:
@@ -114,10 +157,23 @@ class HeadlessServer:
     Args:
         db_path: the SQLite file holding every session's conversation; None with
             ``database_url``.
-        api_key: the bearer key every request must carry; required. Compared as UTF-8 bytes.
+        api_key: one bearer key, of principal ``default`` (at least 20 characters; compared
+            by its SHA-256 digest); or None with ``authenticator=``. Both may be given: the
+            key is tried first.
         agent_factory: builds a session's agent (see ``AgentFactory``); it should pass
             ``server_mode=True`` to ``Glove``, and a ``SqliteEventQueue`` on ``store.path``
             (``EventsConfig(queue=)``) so queued events outlive a closed session or a restart.
+            ``session_owner()`` names the session's principal while it runs.
+        authenticator: names each request's principal (``ApiKeys`` of a keys file, a
+            ``JwtAuthenticator``, ``FirstOf`` several, or the application's own
+            ``Authenticator``).
+        throttle: failed authentications per client address (default ``FailureThrottle()``:
+            20 failures, then one more every 2 s; 429 with ``Retry-After`` meanwhile).
+        max_sessions_per_principal: sessions one principal may have stored (default 1000;
+            None: no limit); creating more gets 429.
+        max_pending_events: outside events waiting in the whole database, every session
+            together, beyond which ``POST /sessions/{id}/events`` gets 503 (default 10000;
+            None: no limit; counted in tables named ``glove_events``).
         max_body_bytes: larger request bodies are refused with 413 (default 256 KiB).
         body_timeout: seconds a request body may take to arrive; slower ones get 408
             (default 30).
@@ -127,9 +183,9 @@ class HeadlessServer:
             more can be open while that many are busy.
         idle_timeout: seconds after its last request at which a session is closed (default
             600); ``None`` closes sessions only when ``max_sessions`` needs room.
-        web: serve the chat page at ``/`` (default False). It asks for the API key and calls
-            the same routes with it; build the Glove with ``server_mode=False`` so the agent
-            asks the page's person for permissions and elicitations.
+        web: serve the chat page at ``/`` (default False). It asks for a key or token and
+            calls the same routes with it; build the Glove with ``server_mode=False`` so the
+            agent asks the page's person for permissions and elicitations.
         database_url: a ``postgresql://`` URL instead of ``db_path``: sessions, and whatever
             the factory keeps on ``store.database`` (``PostgresEventQueue``,
             ``PostgresMcpAdapter``), live in one PostgreSQL database that any number of
@@ -143,16 +199,21 @@ class HeadlessServer:
             connection of its own for its conversation's lock (default 100).
 
     Raises:
-        ValueError: no API key was given (a server without one would be open to anyone), or
-            a limit is out of range (the message names it).
+        ValueError: neither an API key nor an authenticator was given (a server without one
+            would be open to anyone), the key is shorter than 20 characters, or a limit is
+            out of range (the message names it).
     """
 
     def __init__(
         self,
         db_path: str | None,
-        api_key: str,
+        api_key: str | None,
         agent_factory: AgentFactory,
         *,
+        authenticator: Authenticator | None = None,
+        throttle: FailureThrottle | None = None,
+        max_sessions_per_principal: int | None = 1000,
+        max_pending_events: int | None = 10_000,
         max_body_bytes: int = 256 * 1024,
         body_timeout: float = 30.0,
         max_sessions: int | None = None,
@@ -164,15 +225,23 @@ class HeadlessServer:
         database_timeout: float = 30.0,
         database_max_locks: int = 100,
     ) -> None:
-        if not api_key or not api_key.strip():
+        if (api_key is None or not api_key.strip()) and authenticator is None:
             raise ValueError(
-                "the headless server needs an API key: pass api_key= (glove-mcp serve reads "
-                "GLOVE_API_KEY); it refuses to start without one"
+                "the headless server needs an API key or an authenticator: pass api_key= "
+                "(glove-mcp serve reads GLOVE_API_KEY) or authenticator=; it refuses to start "
+                "without one"
             )
+        keys = ApiKeys.single(api_key, DEFAULT_PRINCIPAL) if api_key else None
         if max_body_bytes < 1:
             raise ValueError(f"max_body_bytes must be 1 or more, got {max_body_bytes}")
         if body_timeout <= 0:
             raise ValueError(f"body_timeout must be more than 0 seconds, got {body_timeout}")
+        for name, limit in (
+            ("max_sessions_per_principal", max_sessions_per_principal),
+            ("max_pending_events", max_pending_events),
+        ):
+            if limit is not None and limit < 1:
+                raise ValueError(f"{name} must be 1 or more (or None), got {limit}")
         database = None
         if database_url is not None:
             database = DatabaseOptions(
@@ -183,7 +252,12 @@ class HeadlessServer:
                 database_max_locks,
             )
         self._storage: SessionStorage = session_storage(db_path, database)
-        self._api_key = api_key.encode("utf-8")
+        self._authenticators: list[Authenticator] = [
+            a for a in (keys, authenticator) if a is not None
+        ]
+        self._throttle = throttle or FailureThrottle()
+        self._max_per_principal = max_sessions_per_principal
+        self._pending = PendingEvents(self._storage.pending_events, max_pending_events)
         self._factory = agent_factory
         self._max_body = max_body_bytes
         self._body_timeout = body_timeout
@@ -191,31 +265,54 @@ class HeadlessServer:
         self._no_files = OncePer(logger)
         self._relays = Relays()
         sessions = SessionRoutes(
-            authorize=self._authorize,
             use=self._use,
             read_json=self._json,
             cache=self._cache,
             storage=self._storage,
             relays=self._relays,
         )
-        guard = self._guard
         self.app = Starlette(
-            routes=[
-                Route("/sessions", guard(self._create), methods=["POST"]),
-                Route("/sessions", guard(sessions.listing), methods=["GET"]),
-                Route("/sessions/{id}", guard(self._history), methods=["GET"]),
-                Route("/sessions/{id}", guard(sessions.delete), methods=["DELETE"]),
-                Route("/sessions/{id}/messages", guard(self._message), methods=["POST"]),
-                Route("/sessions/{id}/events", guard(self._event), methods=["POST"]),
-                Route("/sessions/{id}/events", guard(sessions.follow), methods=["GET"]),
-                Route("/sessions/{id}/slots", guard(sessions.slots), methods=["GET"]),
-                Route("/sessions/{id}/slots/{slot_id}", guard(sessions.answer), methods=["POST"]),
-                *(web_routes() if web else []),
-            ],
             middleware=[Middleware(AccessLog)],
             # Only Starlette's own 404/405 reach this; routes answer their errors themselves.
             exception_handlers={HTTPException: self._http_error},
             lifespan=self._lifespan,
+        )
+        # The routes, in one table: path, methods, endpoint (public ones need no credential).
+        table: list[tuple[str, str, Endpoint]] = [
+            ("/sessions", "POST", self._create),
+            ("/sessions", "GET", sessions.listing),
+            ("/sessions/{id}", "GET", self._history),
+            ("/sessions/{id}", "DELETE", sessions.delete),
+            ("/sessions/{id}/messages", "POST", self._message),
+            ("/sessions/{id}/events", "POST", self._event),
+            ("/sessions/{id}/events", "GET", sessions.follow),
+            ("/sessions/{id}/slots", "GET", sessions.slots),
+            ("/sessions/{id}/slots/{slot_id}", "POST", sessions.answer),
+            ("/principal", "GET", _whoami),
+        ]
+        for path, method, endpoint in table:
+            self.add_route(path, endpoint, methods=[method])
+        if web:
+            self.app.router.routes.extend(web_routes())  # static files: no credential
+
+    def add_route(
+        self,
+        path: str,
+        endpoint: Endpoint,
+        *,
+        methods: list[str],
+        public: bool = False,
+    ) -> None:
+        """Serve ``endpoint`` at ``path`` with the server's authentication and error handling.
+
+        The endpoint finds the caller as ``request.state.principal`` (a ``Principal``). A
+        ``public`` route is served without a credential (e.g. an OAuth callback, where the
+        ``state`` parameter is the credential); ``request.state.principal`` is then None.
+        Errors it raises as ``HTTPException`` are answered as ``{"error": …}``; any other is
+        logged once and answered 500 (503 when out of file descriptors).
+        """
+        self.app.router.routes.append(
+            Route(path, self._guard(endpoint, public=public), methods=methods)
         )
 
     def __repr__(self) -> str:
@@ -260,14 +357,19 @@ class HeadlessServer:
         finally:
             await storage_closer(self._storage)
 
-    def _guard(
-        self, endpoint: Callable[[Request], Awaitable[Response]]
-    ) -> Callable[[Request], Awaitable[Response]]:
-        """Answer a route's errors here: an exception reaching Starlette's error middleware is
-        answered *and* re-raised, and uvicorn then logs its traceback (once per request)."""
+    def _guard(self, endpoint: Endpoint, *, public: bool) -> Endpoint:
+        """Authenticate, then answer a route's errors here: an exception reaching Starlette's
+        error middleware is answered *and* re-raised, and uvicorn then logs its traceback
+        (once per request)."""
 
         async def guarded(request: Request) -> Response:
             try:
+                if public:
+                    request.state.principal = None
+                else:
+                    refusal = await self._authenticate(request)
+                    if refusal is not None:
+                        return refusal
                 return await endpoint(request)
             except HTTPException as exc:
                 return await self._http_error(request, exc)
@@ -279,7 +381,10 @@ class HeadlessServer:
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         logger.info("%s %s: %d %s", request.method, request.url.path, exc.status_code, exc.detail)
-        return _error(exc.status_code, exc.detail)
+        response = _error(exc.status_code, exc.detail)
+        if isinstance(exc, _LimitReached):
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     def _crash(self, request: Request, exc: Exception) -> Response:
         if out_of_files(exc):
@@ -290,36 +395,66 @@ class HeadlessServer:
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
         return _error(500, "internal error; the server log has the details")
 
-    def _authorize(self, request: Request) -> None:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        # Starlette decodes header bytes as latin-1; encoding back gives the bytes sent, which
-        # a client with a non-ASCII key sends as UTF-8.
-        sent = token.encode("latin-1")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, self._api_key):
-            raise HTTPException(401, "missing or wrong API key: send Authorization: Bearer <key>")
+    async def _authenticate(self, request: Request) -> Response | None:
+        """Set ``request.state.principal``; or the answer refusing the request (401, 429)."""
+        address = request.client.host if request.client is not None else "unknown"
+        wait = self._throttle.retry_after(address)
+        if wait is not None:
+            # Before the credential is looked at: a right guess gets the same answer.
+            response = _error(429, "too many failed authentications from this address")
+            response.headers["Retry-After"] = str(wait)
+            return response
+        for authenticator in self._authenticators:
+            principal = await authenticator.authenticate(request)
+            if principal is not None:
+                request.state.principal = principal
+                return None
+        self._throttle.failed(address)
+        logger.info("%s %s: 401 (no valid credential)", request.method, request.url.path)
+        response = _error(
+            401, "missing or wrong API key or token: send Authorization: Bearer <key>"
+        )
+        response.headers["WWW-Authenticate"] = "Bearer"
+        return response
 
     async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
         return await read_json(
             request, max_bytes=self._max_body, body_timeout=self._body_timeout, optional=optional
         )
 
-    async def _acquire(self, session_id: str, *, create: bool = False) -> CachedSession:
-        """The session, open and pinned (pair with ``self._cache.release``)."""
-        if not SESSION_ID.match(session_id):
-            raise HTTPException(400, "a session id is 1-128 characters from [A-Za-z0-9_.:-]")
+    async def _acquire(
+        self, session_id: str, principal: Principal, *, create: bool = False, read: bool = False
+    ) -> CachedSession:
+        """The session, open and pinned (pair with ``self._cache.release``): 404 unless
+        ``principal`` owns it (or, for a ``read``, is an admin)."""
+        check_id(session_id)
 
         async def open_session() -> CachedSession:
-            store = await (self._storage.claim if create else self._storage.find)(session_id)
-            if store is None:
-                if create:
+            if create:
+                try:
+                    store = await self._storage.claim(
+                        session_id, principal.name, self._max_per_principal
+                    )
+                except SessionLimitError as exc:
+                    raise _LimitReached(429, str(exc), 60) from None
+                if store is None:
                     raise HTTPException(409, f"session {session_id!r} already exists")
-                raise HTTPException(404, f"no session {session_id!r}")
+                owner = principal.name
+            else:
+                found = await self._storage.owner(session_id)
+                # Another's session is unknown to this principal: its existence stays hidden.
+                if found is None or not _may(principal, found, read=read):
+                    raise HTTPException(404, f"no session {session_id!r}")
+                owner = found
+                store = await self._storage.find(session_id)
+                if store is None:
+                    raise HTTPException(404, f"no session {session_id!r}")
             stack = AsyncExitStack()
             try:
-                glove = self._factory(session_id, store, stack)
-                if inspect.isawaitable(glove):
-                    glove = await glove
+                with building_for(owner):
+                    glove = self._factory(session_id, store, stack)
+                    if inspect.isawaitable(glove):
+                        glove = await glove
                 glove.build()
             except BaseException:
                 try:
@@ -329,16 +464,24 @@ class HeadlessServer:
                 raise
             # Followers of the session see what its agent does until it closes.
             stack.callback(self._relays.attach(session_id, glove, store))
-            return CachedSession(session_id, glove, store, stack)
+            return CachedSession(session_id, glove, store, stack, owner=owner)
 
         try:
-            return await self._cache.acquire(session_id, open_session, new=create)
+            session = await self._cache.acquire(session_id, open_session, new=create)
         except SessionOpenError:
             raise HTTPException(409, f"session {session_id!r} already exists") from None
+        except NoRoomError as exc:
+            raise _LimitReached(503, str(exc), 2) from None
+        if not _may(principal, session.owner, read=read):
+            self._cache.release(session)
+            raise HTTPException(404, f"no session {session_id!r}")
+        return session
 
     @contextlib.asynccontextmanager
-    async def _use(self, session_id: str) -> AsyncIterator[CachedSession]:
-        session = await self._acquire(session_id)
+    async def _use(
+        self, session_id: str, principal: Principal, *, read: bool = False
+    ) -> AsyncIterator[CachedSession]:
+        session = await self._acquire(session_id, principal, read=read)
         try:
             yield session
         finally:
@@ -347,17 +490,16 @@ class HeadlessServer:
     # -- routes -----------------------------------------------------------------------------
 
     async def _create(self, request: Request) -> Response:
-        self._authorize(request)
         body = await self._json(request, optional=True)
         session_id = body.get("id", new_id("sess_"))
         if not isinstance(session_id, str):
             raise HTTPException(400, "'id' must be a string")
-        self._cache.release(await self._acquire(session_id, create=True))
+        principal = _principal(request)
+        self._cache.release(await self._acquire(session_id, principal, create=True))
         return JSONResponse({"id": session_id}, status_code=201)
 
     async def _history(self, request: Request) -> Response:
-        self._authorize(request)
-        async with self._use(request.path_params["id"]) as session:
+        async with self._use(request.path_params["id"], _principal(request), read=True) as session:
             messages = await session.store.get_messages()
         return JSONResponse(
             {
@@ -367,7 +509,6 @@ class HeadlessServer:
         )
 
     async def _event(self, request: Request) -> Response:
-        self._authorize(request)
         body = await self._json(request)
         missing = [k for k in ("id", "source", "kind", "content") if not body.get(k)]
         if missing:
@@ -378,7 +519,7 @@ class HeadlessServer:
         expires_at = None
         if body.get("expires_at") is not None:
             try:
-                expires_at = datetime.fromisoformat(str(body["expires_at"]))
+                expires_at = datetime.fromisoformat(str(body["expires_at"])[:64])
             except ValueError:
                 raise HTTPException(400, "expires_at must be an ISO 8601 date-time") from None
             if expires_at.tzinfo is None:
@@ -386,7 +527,15 @@ class HeadlessServer:
         for name in ("id", "source", "kind", "content"):
             if not isinstance(body[name], str):
                 raise HTTPException(400, f"event field {name!r} must be a string")
-        async with self._use(request.path_params["id"]) as session:
+        async with self._use(request.path_params["id"], _principal(request)) as session:
+            wait = await self._pending.full()
+            if wait is not None:
+                raise _LimitReached(
+                    503,
+                    "the server holds as many pending outside events as it may (every session "
+                    "together); retry when they have been handled",
+                    wait,
+                )
             try:
                 disposition = await session.glove.emit_event(
                     id=body["id"],
@@ -399,16 +548,16 @@ class HeadlessServer:
             except EventTooLargeError as exc:
                 raise HTTPException(413, str(exc)) from None
             except EventQueueFullError as exc:
-                raise HTTPException(429, str(exc)) from None  # the sender retries later
+                raise _LimitReached(429, str(exc), 5) from None  # the sender retries later
+            self._pending.added()
         return JSONResponse({"disposition": disposition})
 
     async def _message(self, request: Request) -> Response:
-        self._authorize(request)
         body = await self._json(request)
         text = body.get("text")
         if not isinstance(text, str) or not text.strip():
             raise HTTPException(400, "'text' must be a non-empty string")
-        session = await self._acquire(request.path_params["id"])
+        session = await self._acquire(request.path_params["id"], _principal(request))
         queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
         # The turn runs to completion even if the client goes away, so history stays whole;
         # the session stays pinned (never closed) until it ends.
