@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import math
 import re
 import time
 import tomllib
@@ -368,10 +369,10 @@ class FailureThrottle:
     def retry_after(self, address: str) -> int | None:
         """Seconds the address must wait before trying again, or None when it may try now."""
         now = self._clock()
-        level = self._level(address, now)
-        if level < self.burst:
+        over = self._level(address, now) + 1 - self.burst  # what one more failure would be
+        if over <= 0:
             return None
-        return max(1, int((level - self.burst + 1) / self.per_second + 0.999))
+        return max(1, math.ceil(over / self.per_second))
 
     def failed(self, address: str) -> None:
         """Count one failure of ``address``."""
