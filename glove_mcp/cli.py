@@ -272,14 +272,18 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "serve",
         "a headless HTTP agent server (one agent per session)",
         "Serve agents over HTTP: POST /sessions, then POST /sessions/ID/messages. Clients "
-        "send the key from --api-key-env as a bearer token. With --database, OAuth tokens "
-        "and client registrations live in that database too, shared by every instance "
+        "send a key (GLOVE_API_KEY, or one of --keys) or a JWT (--jwt-issuer) as a bearer "
+        "token; each session belongs to the principal that created it. With --database, "
+        "OAuth tokens and client registrations live in that database too, shared by every "
+        "instance "
         "(log in with `glove-mcp auth ID --database URL`); an explicit --store file|keyring "
         "keeps them on this machine instead.",
-        "  GLOVE_API_KEY=secret glove-mcp serve --port 8765\n"
-        "  GLOVE_API_KEY=secret glove-mcp serve --script replies.json --port 0\n"
+        "  export GLOVE_API_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
+        "  glove-mcp serve --port 8765\n"
+        "  glove-mcp serve --keys keys.toml --web    # a key per principal (see docs)\n"
+        "  glove-mcp serve --jwt-issuer https://idp.example --jwt-audience glove\n"
         "  glove-mcp auth notion --database postgresql://glove@db/glove --no-browser\n"
-        "  GLOVE_API_KEY=secret glove-mcp serve --database postgresql://glove@db/glove\n",
+        "  glove-mcp serve --database postgresql://glove@db/glove\n",
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=_port, default=8765, help="0 picks a free port")
