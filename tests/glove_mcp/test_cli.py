@@ -169,7 +169,7 @@ def test_one_line_errors(
     assert main(["status"]) == 0
     assert "notion           not logged in" in capsys.readouterr().out
     assert main(["serve"]) == 2
-    assert "refusing to start without an API key" in capsys.readouterr().err
+    assert "refusing to start without a way to authenticate clients" in capsys.readouterr().err
     assert main(["auth", "notion", "--client-secret-env", "X"]) == 2
     assert "--client-secret-env needs --client-id" in capsys.readouterr().err
     monkeypatch.delenv("NO_SUCH_SECRET", raising=False)
