@@ -11,14 +11,22 @@ an HS* token signed with a public key as its secret (algorithm confusion), is re
 any key is used. The keys are cached; a token naming an unknown ``kid`` fetches them again
 (rotation), at most once per ``refetch_interval`` seconds, with concurrent requests sharing
 one fetch. The crypto is ``joserfc``'s.
+
+A token that passed every check is remembered (by its SHA-256, up to ``cache_size`` tokens)
+until its ``exp``, so a client sending the same token on every request pays for the
+signature check once, not each time (an RS256 check costs about as much as a whole cached
+request). A remembered token stays valid until it expires even if its key is withdrawn from
+the JWKS meanwhile — as with any token an API accepted a moment earlier.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import logging
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from ipaddress import ip_address
 from typing import Any
@@ -87,6 +95,9 @@ class JwtAuthenticator:
         refetch_interval: fewest seconds between two fetches of the keys (default 60).
         timeout: seconds a fetch may take (default 10).
         client: the HTTP client to fetch with (default: one of its own).
+        cache_size: valid tokens remembered until they expire (default 10,000; 0: none).
+        clock: monotonic seconds (the refetch interval).
+        wall_clock: seconds since the epoch (``exp``, ``nbf``).
 
     Raises:
         ValueError: a URL is not ``https://`` (``http://`` is allowed on loopback only).
@@ -103,7 +114,9 @@ class JwtAuthenticator:
         refetch_interval: float = 60.0,
         timeout: float = 10.0,
         client: httpx2.AsyncClient | None = None,
+        cache_size: int = 10_000,
         clock: Callable[[], float] = time.monotonic,
+        wall_clock: Callable[[], float] = time.time,
     ) -> None:
         self.issuer = _check_url(issuer, "the JWT issuer")
         self.audience = audience
@@ -115,10 +128,15 @@ class JwtAuthenticator:
         self._client = client
         self._own_client = client is None
         self._clock = clock
+        self._wall_clock = wall_clock
+        self._cache_size = cache_size
+        # sha256(token) -> (principal, exp): tokens that passed every check
+        self._valid: OrderedDict[bytes, tuple[Principal, float]] = OrderedDict()
         self._keys: KeySet | None = None
         self._fetched_at: float | None = None
         self._fetching: asyncio.Task[KeySet] | None = None
         self._registry = jwt.JWTClaimsRegistry(
+            now=lambda: int(wall_clock()),
             leeway=leeway,
             iss={"essential": True, "value": issuer},
             aud={"essential": True, "value": audience},
@@ -135,6 +153,23 @@ class JwtAuthenticator:
 
     async def verify(self, token: bytes) -> Principal | None:
         """The principal of a compact JWT, or None when it is not valid here."""
+        digest = hashlib.sha256(token).digest()
+        remembered = self._valid.get(digest)
+        if remembered is not None:
+            principal, expires = remembered
+            if self._wall_clock() <= expires + self.leeway:
+                return principal
+            del self._valid[digest]
+        checked = await self._check(token)
+        if checked is None:
+            return None
+        if self._cache_size > 0:
+            self._valid[digest] = checked
+            while len(self._valid) > self._cache_size:
+                self._valid.popitem(last=False)  # the longest remembered first
+        return checked[0]
+
+    async def _check(self, token: bytes) -> tuple[Principal, float] | None:
         try:
             header = extract_compact(token).headers()
         except (JoseError, ValueError, TypeError):
@@ -158,7 +193,10 @@ class JwtAuthenticator:
             name = check_principal_name(claims.get(self.principal_claim))
         except ValueError:
             return None
-        return Principal(name, _scopes(claims))
+        exp = claims.get("exp")
+        if not isinstance(exp, int | float):
+            return None
+        return Principal(name, _scopes(claims)), float(exp)
 
     async def _key_set(self, kid: str | None) -> KeySet | None:
         keys = self._keys

@@ -26,6 +26,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from glove_mcp.jwt_auth import JwtAuthenticator
+from glove_mcp.principals import Principal
 from glove_mcp.server import HeadlessServer
 from tests.glove_mcp._server_harness import _Uvicorn, running, simple_factory
 
@@ -99,7 +100,7 @@ def _unsigned(header: dict[str, Any], claims: dict[str, Any], key: bytes | None)
 
 async def test_jwt_principals_and_every_bad_token(tmp_path: Path) -> None:
     async with _provider() as provider:
-        auth = JwtAuthenticator(provider.issuer, AUDIENCE, refetch_interval=0.2)
+        auth = JwtAuthenticator(provider.issuer, AUDIENCE, refetch_interval=2.0)
         server = HeadlessServer(str(tmp_path / "s.db"), None, simple_factory(), authenticator=auth)
         async with running(server) as client:
             client.headers.pop("Authorization")
@@ -141,7 +142,7 @@ async def test_jwt_principals_and_every_bad_token(tmp_path: Path) -> None:
             # Rotation: a new kid fetches the keys again, once.
             fetches = provider.fetches
             provider.keys = [RSAKey.generate_key(2048, parameters={"kid": "k2"}), *provider.keys]
-            await asyncio.sleep(0.25)
+            await asyncio.sleep(2.1)
             assert await status(provider.token(provider.keys[0])) == 200
             assert provider.fetches == fetches + 1
             # An unknown kid again right away: no fetch (rate-limited), refused.
@@ -159,3 +160,17 @@ def test_the_issuer_must_be_https_off_loopback() -> None:
         JwtAuthenticator("https://idp.example.com", AUDIENCE, jwks_url="file:///etc/keys")
     JwtAuthenticator("https://idp.example.com", AUDIENCE)
     JwtAuthenticator("http://localhost:8080", AUDIENCE)
+
+
+async def test_a_remembered_token_still_expires() -> None:
+    async with _provider() as provider:
+        now = [time.time()]
+        auth = JwtAuthenticator(provider.issuer, AUDIENCE, leeway=5, wall_clock=lambda: now[0])
+        token = provider.token(exp=int(now[0]) + 60).encode()
+        assert await auth.verify(token) == Principal("alice")
+        fetches = provider.fetches
+        assert await auth.verify(token) == Principal("alice")  # remembered: no new check
+        assert provider.fetches == fetches
+        now[0] += 66
+        assert await auth.verify(token) is None
+        await auth.aclose()
