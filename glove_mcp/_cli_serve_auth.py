@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
+from glove_mcp._cli_args import at_least
 from glove_mcp._cli_errors import CliError
 
 if TYPE_CHECKING:
     from glove_mcp.principals import Authenticator
 
-__all__ = ["add_auth_flags", "serve_authenticator"]
+__all__ = ["add_auth_flags", "add_principal_limits", "serve_authenticator"]
 
 
 def add_auth_flags(serve: argparse.ArgumentParser) -> None:
@@ -58,6 +59,31 @@ def add_auth_flags(serve: argparse.ArgumentParser) -> None:
         default="sub",
         metavar="CLAIM",
         help="the claim naming the principal (default sub)",
+    )
+
+
+class _Arguments(Protocol):
+    """A parser or an argument group: what takes ``add_argument``."""
+
+    def add_argument(self, *names: str, **options: Any) -> argparse.Action: ...
+
+
+def add_principal_limits(limits: _Arguments) -> None:
+    """The limits per principal and for every session together, on ``serve``'s group."""
+    limits.add_argument(
+        "--max-sessions-per-principal",
+        type=at_least(1, int),
+        default=1000,
+        metavar="N",
+        help="sessions one principal may keep; creating more gets 429 (default 1000)",
+    )
+    limits.add_argument(
+        "--max-pending-events",
+        type=at_least(1, int),
+        default=10_000,
+        metavar="N",
+        help="outside events waiting, every session together, beyond which posting one gets "
+        "503 (default 10000)",
     )
 
 

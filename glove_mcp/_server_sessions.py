@@ -26,27 +26,33 @@ admin may read (follow, list slots) any session, but only its owner changes it.
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
-from typing import Any, Protocol
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime
+from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from glove_core import Slot
-from glove_core.errors import SlotNotFoundError
+from glove_core import GloveError, Slot
+from glove_core.errors import EventQueueFullError, EventTooLargeError, SlotNotFoundError
 from glove_core.stores.base import count_messages, read_messages_from
-from glove_mcp._server_stream import FollowSnapshot, Relays, follow_stream, slot_json
-from glove_mcp._session_cache import CachedSession, SessionBusyError, SessionCache
-from glove_mcp._session_storage import SessionStorage
+from glove_core.subscribers import SubscriberEvent
+from glove_core.types import new_id
+from glove_mcp._out_of_files import OncePer, out_of_files
+from glove_mcp._pending_events import PendingEvents
+from glove_mcp._request_body import read_json
+from glove_mcp._server_sse import SseItem, error_data, event_item, frame
+from glove_mcp._server_stream import FollowSnapshot, follow_stream, slot_json
+from glove_mcp._session_access import NO_FILES, RetryLater, SessionAccess, check_id
+from glove_mcp._session_cache import CachedSession, SessionBusyError
 from glove_mcp.principals import Principal
 
-__all__ = ["MAX_CURSOR_DIGITS", "SESSION_ID", "SessionGone", "SessionRoutes", "check_id"]
+__all__ = ["MAX_CURSOR_DIGITS", "SessionGone", "SessionRoutes"]
 
-SESSION_ID = re.compile(r"[A-Za-z0-9_.:-]{1,128}")
-"""What a session id may be (matched whole: ``fullmatch``), except only dots."""
+logger = logging.getLogger(__name__)
 
 MAX_CURSOR_DIGITS = 18
 """Longest number a cursor (``after``, ``Last-Event-ID``) may be written with."""
@@ -57,18 +63,8 @@ _ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _ELICITATION = "mcp_elicitation"
 _YES_NO = ("permission_request", "mcp_sampling")
 _PICKER = "mcp_picker"
-
-
-class Use(Protocol):
-    """Opens (or finds) a session and pins it for the block; 404 for an unknown id, or one
-    the principal may not use (``read``: an admin may read any)."""
-
-    def __call__(
-        self, session_id: str, principal: Principal, *, read: bool = False
-    ) -> AbstractAsyncContextManager[CachedSession]: ...
-
-
-ReadJson = Callable[[Request], Awaitable[dict[str, Any]]]
+_WHEN_IDLE = ("auto", "wake", "defer")
+_STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
 
 def _principal(request: Request) -> Principal:
@@ -78,13 +74,6 @@ def _principal(request: Request) -> Principal:
 
 class SessionGone(LookupError):
     """The followed session was deleted."""
-
-
-def check_id(session_id: str, what: str = "a session id") -> str:
-    """``session_id`` if it is a valid id (the whole of it; not only dots), else 400."""
-    if SESSION_ID.fullmatch(session_id) is None or not session_id.strip("."):
-        raise HTTPException(400, f"{what} is 1-128 characters from [A-Za-z0-9_.:-], not only dots")
-    return session_id
 
 
 def whole_number(text: str, name: str, what: str = "a whole number") -> int:
@@ -114,22 +103,38 @@ def _count(request: Request, name: str, *, low: int, high: int | None) -> int | 
 
 
 class SessionRoutes:
-    """The routes above, on the server's session cache, storage and relays."""
+    """Every session route (the server's table names them), on its ``SessionAccess``.
+
+    Args:
+        access: opens sessions for a principal.
+        pending: the cap on outside events waiting, every session together.
+        no_files: logs running out of file descriptors once per interval.
+        max_body_bytes: larger request bodies get 413.
+        body_timeout: seconds a request body may take to arrive.
+    """
 
     def __init__(
         self,
+        access: SessionAccess,
+        pending: PendingEvents,
+        no_files: OncePer,
         *,
-        use: Use,
-        read_json: ReadJson,
-        cache: SessionCache,
-        storage: SessionStorage,
-        relays: Relays,
+        max_body_bytes: int,
+        body_timeout: float,
     ) -> None:
-        self._use = use
-        self._read_json = read_json
-        self._cache = cache
-        self._storage = storage
-        self._relays = relays
+        self._access = access
+        self._cache = access.cache
+        self._storage = access.storage
+        self._relays = access.relays
+        self._pending = pending
+        self._no_files = no_files
+        self._max_body = max_body_bytes
+        self._body_timeout = body_timeout
+
+    async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
+        return await read_json(
+            request, max_bytes=self._max_body, body_timeout=self._body_timeout, optional=optional
+        )
 
     async def listing(self, request: Request) -> Response:
         """``GET /sessions``."""
@@ -187,7 +192,7 @@ class SessionRoutes:
                 request.headers["last-event-id"], "Last-Event-ID", "a message count, e.g. 12,"
             )
         # 404 for an unknown id (or another's), before streaming
-        async with self._use(session_id, principal, read=True) as session:
+        async with self._access.use(session_id, principal, read=True) as session:
             total = await count_messages(session.store)
         if after is None:
             after = total
@@ -207,11 +212,11 @@ class SessionRoutes:
         return StreamingResponse(
             follow_stream(self._relays, session_id, read, after),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers=_STREAM_HEADERS,
         )
 
     async def _read(self, session_id: str, principal: Principal, cursor: int) -> FollowSnapshot:
-        async with self._use(session_id, principal, read=True) as session:
+        async with self._access.use(session_id, principal, read=True) as session:
             messages = await read_messages_from(session.store, cursor)  # only from the cursor
             slots = [slot_json(s) for s in session.glove.display_manager.slots if s.kind == "wait"]
         return FollowSnapshot(
@@ -221,7 +226,7 @@ class SessionRoutes:
     async def slots(self, request: Request) -> Response:
         """``GET /sessions/{id}/slots``."""
         session_id = check_id(request.path_params["id"])
-        async with self._use(session_id, _principal(request), read=True) as session:
+        async with self._access.use(session_id, _principal(request), read=True) as session:
             waiting = [s for s in session.glove.display_manager.slots if s.kind == "wait"]
             return JSONResponse({"slots": [slot_json(s) for s in waiting]})
 
@@ -229,10 +234,10 @@ class SessionRoutes:
         """``POST /sessions/{id}/slots/{slot_id}``."""
         session_id = check_id(request.path_params["id"])
         slot_id = request.path_params["slot_id"]
-        body = await self._read_json(request)
+        body = await self._json(request)
         if ("value" in body) == ("reject" in body):
             raise HTTPException(400, 'send either {"value": ...} or {"reject": "reason"}')
-        async with self._use(session_id, _principal(request)) as session:
+        async with self._access.use(session_id, _principal(request)) as session:
             display = session.glove.display_manager
             slot = next((s for s in display.slots if s.id == slot_id and s.kind == "wait"), None)
             if slot is None:
@@ -252,6 +257,124 @@ class SessionRoutes:
                     404, f"slot {slot_id[:80]!r} of session {session_id!r} was answered already"
                 ) from None
         return JSONResponse({"answered": slot_id})
+
+    async def create(self, request: Request) -> Response:
+        """``POST /sessions``."""
+        body = await self._json(request, optional=True)
+        session_id = body.get("id", new_id("sess_"))
+        if not isinstance(session_id, str):
+            raise HTTPException(400, "'id' must be a string")
+        principal = _principal(request)
+        self._access.release(await self._access.acquire(session_id, principal, create=True))
+        return JSONResponse({"id": session_id}, status_code=201)
+
+    async def history(self, request: Request) -> Response:
+        """``GET /sessions/{id}``."""
+        async with self._access.use(
+            request.path_params["id"], _principal(request), read=True
+        ) as session:
+            messages = await session.store.get_messages()
+        return JSONResponse(
+            {
+                "id": request.path_params["id"],
+                "messages": [m.model_dump(mode="json", exclude_none=True) for m in messages],
+            }
+        )
+
+    async def event(self, request: Request) -> Response:
+        """``POST /sessions/{id}/events``."""
+        body = await self._json(request)
+        missing = [k for k in ("id", "source", "kind", "content") if not body.get(k)]
+        if missing:
+            raise HTTPException(400, f"missing event field(s): {', '.join(missing)}")
+        when_idle = body.get("when_idle", "auto")
+        if when_idle not in _WHEN_IDLE:
+            raise HTTPException(400, f"when_idle must be one of {', '.join(_WHEN_IDLE)}")
+        expires_at = None
+        if body.get("expires_at") is not None:
+            try:
+                expires_at = datetime.fromisoformat(str(body["expires_at"])[:64])
+            except ValueError:
+                raise HTTPException(400, "expires_at must be an ISO 8601 date-time") from None
+            if expires_at.tzinfo is None:
+                raise HTTPException(400, "expires_at needs a timezone (e.g. ...Z or +00:00)")
+        for name in ("id", "source", "kind", "content"):
+            if not isinstance(body[name], str):
+                raise HTTPException(400, f"event field {name!r} must be a string")
+        async with self._access.use(request.path_params["id"], _principal(request)) as session:
+            wait = await self._pending.full()
+            if wait is not None:
+                raise RetryLater(
+                    503,
+                    "the server holds as many pending outside events as it may (every session "
+                    "together); retry when they have been handled",
+                    wait,
+                )
+            try:
+                disposition = await session.glove.emit_event(
+                    id=body["id"],
+                    source=body["source"],
+                    kind=body["kind"],
+                    content=body["content"],
+                    when_idle=when_idle,
+                    expires_at=expires_at,
+                )
+            except EventTooLargeError as exc:
+                raise HTTPException(413, str(exc)) from None
+            except EventQueueFullError as exc:
+                raise RetryLater(429, str(exc), 5) from None  # the sender retries later
+            self._pending.added()
+        return JSONResponse({"disposition": disposition})
+
+    async def message(self, request: Request) -> Response:
+        """``POST /sessions/{id}/messages``: the reply as an SSE stream."""
+        body = await self._json(request)
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise HTTPException(400, "'text' must be a non-empty string")
+        session = await self._access.acquire(request.path_params["id"], _principal(request))
+        queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
+        # The turn runs to completion even if the client goes away, so history stays whole;
+        # the session stays pinned (never closed) until it ends.
+        task = asyncio.create_task(self._turn(session, text, queue))
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        return StreamingResponse(
+            _reply(queue),
+            media_type="text/event-stream",
+            headers=_STREAM_HEADERS,
+        )
+
+    async def _turn(
+        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
+    ) -> None:
+        forwarder = _SseForwarder(queue)
+        glove = session.glove
+        try:
+            async with session.lock:
+                glove.add_subscriber(forwarder)
+                unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
+                try:
+                    result = await glove.process_request(text)
+                finally:
+                    unsubscribe()
+                    glove.remove_subscriber(forwarder)
+                    relay = self._relays.peek(session.id)
+                    if relay is not None:
+                        await relay.turn_ended()  # a turn that failed part way announced no save
+            usage = result.usage.model_dump()
+            await queue.put(("final", {"text": result.text, "usage": usage}))
+        except GloveError as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            await queue.put(("error", error_data(message, session_id=session.id)))
+        except Exception as exc:
+            if out_of_files(exc):
+                self._no_files.warning(NO_FILES)
+            else:
+                logger.exception("a session request failed")
+            await queue.put(("error", {"error": "internal error; see the server log"}))
+        finally:
+            self._access.release(session)
+            await queue.put(None)
 
 
 def _checked(slot: Slot, value: Any) -> Any:
@@ -277,3 +400,24 @@ def _checked(slot: Slot, value: Any) -> Any:
         if "content" in value and not isinstance(value["content"], dict):
             raise HTTPException(400, "an elicitation's 'content' must be an object of fields")
     return value
+
+
+async def _reply(queue: asyncio.Queue[SseItem | None]) -> AsyncIterator[str]:
+    while (item := await queue.get()) is not None:
+        yield frame(*item)
+
+
+class _SseForwarder:
+    """Turns a session's subscriber events (and slot changes) into a reply stream's items."""
+
+    def __init__(self, queue: asyncio.Queue[SseItem | None]) -> None:
+        self._queue = queue
+
+    async def record(self, event: SubscriberEvent) -> None:
+        item = event_item(event)
+        if item is not None:
+            await self._queue.put(item)
+
+    def slots_changed(self, slots: list[Slot]) -> None:
+        waiting = [slot_json(s) for s in slots if s.kind == "wait"]
+        self._queue.put_nowait(("slots", {"slots": waiting}))

@@ -19,7 +19,7 @@ from glove_mcp._cli_args import Version as _Version
 from glove_mcp._cli_args import at_least as _at_least
 from glove_mcp._cli_args import port as _port
 from glove_mcp._cli_args import subcommand as _subcommand
-from glove_mcp._cli_serve_auth import add_auth_flags
+from glove_mcp._cli_serve_auth import add_auth_flags, add_principal_limits
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -298,21 +298,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     add_auth_flags(serve)
     limits = serve.add_argument_group("limits")
-    limits.add_argument(
-        "--max-sessions-per-principal",
-        type=_at_least(1, int),
-        default=1000,
-        metavar="N",
-        help="sessions one principal may keep; creating more gets 429 (default 1000)",
-    )
-    limits.add_argument(
-        "--max-pending-events",
-        type=_at_least(1, int),
-        default=10_000,
-        metavar="N",
-        help="outside events waiting, every session together, beyond which posting one gets "
-        "503 (default 10000)",
-    )
+    add_principal_limits(limits)
     limits.add_argument(
         "--max-sessions",
         type=_at_least(1, int),

@@ -36,49 +36,33 @@ connection limits (header deadline, keep-alive, connection cap) the app cannot e
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, Slot
-from glove_core.errors import EventQueueFullError, EventTooLargeError
-from glove_core.subscribers import SubscriberEvent
-from glove_core.types import new_id
 from glove_mcp._access_log import ACCESS_LOGGER, AccessLog
 from glove_mcp._http_limits import HttpLimits, uvicorn_config
 from glove_mcp._out_of_files import OncePer, out_of_files, quiet_accept_errors, quiet_refusals
 from glove_mcp._pending_events import PendingEvents
-from glove_mcp._request_body import read_json
 from glove_mcp._server_database import (
     DatabaseOptions,
     session_storage,
     storage_closer,
     storage_opener,
 )
-from glove_mcp._server_sessions import SessionRoutes, check_id
-from glove_mcp._server_sse import SseItem, error_data, event_item, frame
-from glove_mcp._server_stream import Relays, slot_json
+from glove_mcp._server_sessions import SessionRoutes
+from glove_mcp._server_stream import Relays
 from glove_mcp._server_web import web_routes
-from glove_mcp._session_cache import (
-    CachedSession,
-    NoRoomError,
-    SessionCache,
-    SessionOpenError,
-    default_max_sessions,
-)
-from glove_mcp._session_owners import SessionLimitError
+from glove_mcp._session_access import NO_FILES, AgentFactory, RetryLater, SessionAccess
+from glove_mcp._session_cache import SessionCache, default_max_sessions
 from glove_mcp._session_storage import SessionStorage, SessionStore
 from glove_mcp.principals import (
     DEFAULT_PRINCIPAL,
@@ -86,7 +70,6 @@ from glove_mcp.principals import (
     Authenticator,
     FailureThrottle,
     Principal,
-    building_for,
     session_owner,
 )
 
@@ -107,19 +90,6 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[[str, SessionStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
-"""``factory(session_id, store, stack)`` builds a session's agent on ``store`` (a
-``SqliteStore``, or a ``PostgresStore`` with ``database_url=``); resources it opens (an MCP
-mount, an event queue) go on ``stack``, which the server closes when it closes the session
-(idle, or at shutdown). It runs again when a closed session is reopened."""
-
-_WHEN_IDLE = ("auto", "wake", "defer")
-_NO_FILES = (
-    "out of file descriptors (ulimit -n), or the database file cannot be opened: answering "
-    "503; raise the limit or lower --max-sessions / --max-connections"
-)
-
-
 Endpoint = Callable[[Request], Awaitable[Response]]
 """A route's handler."""
 
@@ -128,22 +98,9 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-class _LimitReached(HTTPException):
-    """A 429 or 503 the client should retry after ``retry_after`` seconds."""
-
-    def __init__(self, status_code: int, detail: str, retry_after: int) -> None:
-        super().__init__(status_code, detail)
-        self.retry_after = retry_after
-
-
 def _principal(request: Request) -> Principal:
     principal: Principal = request.state.principal
     return principal
-
-
-def _may(principal: Principal, owner: str, *, read: bool) -> bool:
-    """Whether ``principal`` may use a session of ``owner`` (an admin may read any)."""
-    return owner == principal.name or (read and principal.is_admin)
 
 
 async def _whoami(request: Request) -> Response:
@@ -256,20 +213,18 @@ class HeadlessServer:
             a for a in (keys, authenticator) if a is not None
         ]
         self._throttle = throttle or FailureThrottle()
-        self._max_per_principal = max_sessions_per_principal
-        self._pending = PendingEvents(self._storage.pending_events, max_pending_events)
-        self._factory = agent_factory
-        self._max_body = max_body_bytes
-        self._body_timeout = body_timeout
         self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
         self._no_files = OncePer(logger)
         self._relays = Relays()
+        access = SessionAccess(
+            self._storage, self._cache, self._relays, agent_factory, max_sessions_per_principal
+        )
         sessions = SessionRoutes(
-            use=self._use,
-            read_json=self._json,
-            cache=self._cache,
-            storage=self._storage,
-            relays=self._relays,
+            access,
+            PendingEvents(self._storage.pending_events, max_pending_events),
+            self._no_files,
+            max_body_bytes=max_body_bytes,
+            body_timeout=body_timeout,
         )
         self.app = Starlette(
             middleware=[Middleware(AccessLog)],
@@ -277,14 +232,15 @@ class HeadlessServer:
             exception_handlers={HTTPException: self._http_error},
             lifespan=self._lifespan,
         )
-        # The routes, in one table: path, methods, endpoint (public ones need no credential).
+        # Every route, in one table: path, method, endpoint; each needs a credential (see
+        # ``add_route`` for public ones).
         table: list[tuple[str, str, Endpoint]] = [
-            ("/sessions", "POST", self._create),
+            ("/sessions", "POST", sessions.create),
             ("/sessions", "GET", sessions.listing),
-            ("/sessions/{id}", "GET", self._history),
+            ("/sessions/{id}", "GET", sessions.history),
             ("/sessions/{id}", "DELETE", sessions.delete),
-            ("/sessions/{id}/messages", "POST", self._message),
-            ("/sessions/{id}/events", "POST", self._event),
+            ("/sessions/{id}/messages", "POST", sessions.message),
+            ("/sessions/{id}/events", "POST", sessions.event),
             ("/sessions/{id}/events", "GET", sessions.follow),
             ("/sessions/{id}/slots", "GET", sessions.slots),
             ("/sessions/{id}/slots/{slot_id}", "POST", sessions.answer),
@@ -336,7 +292,7 @@ class HeadlessServer:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         try:
             await self.open()
-            with quiet_accept_errors(self._no_files, _NO_FILES), quiet_refusals():
+            with quiet_accept_errors(self._no_files, NO_FILES), quiet_refusals():
                 yield
         finally:
             await self.aclose()
@@ -382,13 +338,13 @@ class HeadlessServer:
         assert isinstance(exc, HTTPException)
         logger.info("%s %s: %d %s", request.method, request.url.path, exc.status_code, exc.detail)
         response = _error(exc.status_code, exc.detail)
-        if isinstance(exc, _LimitReached):
+        if isinstance(exc, RetryLater):
             response.headers["Retry-After"] = str(exc.retry_after)
         return response
 
     def _crash(self, request: Request, exc: Exception) -> Response:
         if out_of_files(exc):
-            self._no_files.warning(_NO_FILES)
+            self._no_files.warning(NO_FILES)
             response = _error(503, "the server is out of resources; retry shortly")
             response.headers["Retry-After"] = "5"
             return response
@@ -416,208 +372,3 @@ class HeadlessServer:
         )
         response.headers["WWW-Authenticate"] = "Bearer"
         return response
-
-    async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
-        return await read_json(
-            request, max_bytes=self._max_body, body_timeout=self._body_timeout, optional=optional
-        )
-
-    async def _acquire(
-        self, session_id: str, principal: Principal, *, create: bool = False, read: bool = False
-    ) -> CachedSession:
-        """The session, open and pinned (pair with ``self._cache.release``): 404 unless
-        ``principal`` owns it (or, for a ``read``, is an admin)."""
-        check_id(session_id)
-
-        async def open_session() -> CachedSession:
-            if create:
-                try:
-                    store = await self._storage.claim(
-                        session_id, principal.name, self._max_per_principal
-                    )
-                except SessionLimitError as exc:
-                    raise _LimitReached(429, str(exc), 60) from None
-                if store is None:
-                    raise HTTPException(409, f"session {session_id!r} already exists")
-                owner = principal.name
-            else:
-                found = await self._storage.owner(session_id)
-                # Another's session is unknown to this principal: its existence stays hidden.
-                if found is None or not _may(principal, found, read=read):
-                    raise HTTPException(404, f"no session {session_id!r}")
-                owner = found
-                store = await self._storage.find(session_id)
-                if store is None:
-                    raise HTTPException(404, f"no session {session_id!r}")
-            stack = AsyncExitStack()
-            try:
-                with building_for(owner):
-                    glove = self._factory(session_id, store, stack)
-                    if inspect.isawaitable(glove):
-                        glove = await glove
-                glove.build()
-            except BaseException:
-                try:
-                    await stack.aclose()
-                finally:
-                    await store.aclose()
-                raise
-            # Followers of the session see what its agent does until it closes.
-            stack.callback(self._relays.attach(session_id, glove, store))
-            return CachedSession(session_id, glove, store, stack, owner=owner)
-
-        try:
-            session = await self._cache.acquire(session_id, open_session, new=create)
-        except SessionOpenError:
-            raise HTTPException(409, f"session {session_id!r} already exists") from None
-        except NoRoomError as exc:
-            raise _LimitReached(503, str(exc), 2) from None
-        if not _may(principal, session.owner, read=read):
-            self._cache.release(session)
-            raise HTTPException(404, f"no session {session_id!r}")
-        return session
-
-    @contextlib.asynccontextmanager
-    async def _use(
-        self, session_id: str, principal: Principal, *, read: bool = False
-    ) -> AsyncIterator[CachedSession]:
-        session = await self._acquire(session_id, principal, read=read)
-        try:
-            yield session
-        finally:
-            self._cache.release(session)
-
-    # -- routes -----------------------------------------------------------------------------
-
-    async def _create(self, request: Request) -> Response:
-        body = await self._json(request, optional=True)
-        session_id = body.get("id", new_id("sess_"))
-        if not isinstance(session_id, str):
-            raise HTTPException(400, "'id' must be a string")
-        principal = _principal(request)
-        self._cache.release(await self._acquire(session_id, principal, create=True))
-        return JSONResponse({"id": session_id}, status_code=201)
-
-    async def _history(self, request: Request) -> Response:
-        async with self._use(request.path_params["id"], _principal(request), read=True) as session:
-            messages = await session.store.get_messages()
-        return JSONResponse(
-            {
-                "id": request.path_params["id"],
-                "messages": [m.model_dump(mode="json", exclude_none=True) for m in messages],
-            }
-        )
-
-    async def _event(self, request: Request) -> Response:
-        body = await self._json(request)
-        missing = [k for k in ("id", "source", "kind", "content") if not body.get(k)]
-        if missing:
-            raise HTTPException(400, f"missing event field(s): {', '.join(missing)}")
-        when_idle = body.get("when_idle", "auto")
-        if when_idle not in _WHEN_IDLE:
-            raise HTTPException(400, f"when_idle must be one of {', '.join(_WHEN_IDLE)}")
-        expires_at = None
-        if body.get("expires_at") is not None:
-            try:
-                expires_at = datetime.fromisoformat(str(body["expires_at"])[:64])
-            except ValueError:
-                raise HTTPException(400, "expires_at must be an ISO 8601 date-time") from None
-            if expires_at.tzinfo is None:
-                raise HTTPException(400, "expires_at needs a timezone (e.g. ...Z or +00:00)")
-        for name in ("id", "source", "kind", "content"):
-            if not isinstance(body[name], str):
-                raise HTTPException(400, f"event field {name!r} must be a string")
-        async with self._use(request.path_params["id"], _principal(request)) as session:
-            wait = await self._pending.full()
-            if wait is not None:
-                raise _LimitReached(
-                    503,
-                    "the server holds as many pending outside events as it may (every session "
-                    "together); retry when they have been handled",
-                    wait,
-                )
-            try:
-                disposition = await session.glove.emit_event(
-                    id=body["id"],
-                    source=body["source"],
-                    kind=body["kind"],
-                    content=body["content"],
-                    when_idle=when_idle,
-                    expires_at=expires_at,
-                )
-            except EventTooLargeError as exc:
-                raise HTTPException(413, str(exc)) from None
-            except EventQueueFullError as exc:
-                raise _LimitReached(429, str(exc), 5) from None  # the sender retries later
-            self._pending.added()
-        return JSONResponse({"disposition": disposition})
-
-    async def _message(self, request: Request) -> Response:
-        body = await self._json(request)
-        text = body.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise HTTPException(400, "'text' must be a non-empty string")
-        session = await self._acquire(request.path_params["id"], _principal(request))
-        queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
-        # The turn runs to completion even if the client goes away, so history stays whole;
-        # the session stays pinned (never closed) until it ends.
-        task = asyncio.create_task(self._turn(session, text, queue))
-        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
-        return StreamingResponse(
-            _sse(queue),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-
-    async def _turn(
-        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
-    ) -> None:
-        forwarder = _SseForwarder(queue)
-        glove = session.glove
-        try:
-            async with session.lock:
-                glove.add_subscriber(forwarder)
-                unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
-                try:
-                    result = await glove.process_request(text)
-                finally:
-                    unsubscribe()
-                    glove.remove_subscriber(forwarder)
-                    relay = self._relays.peek(session.id)
-                    if relay is not None:
-                        await relay.turn_ended()  # a turn that failed part way announced no save
-            usage = result.usage.model_dump()
-            await queue.put(("final", {"text": result.text, "usage": usage}))
-        except GloveError as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            await queue.put(("error", error_data(message, session_id=session.id)))
-        except Exception as exc:
-            if out_of_files(exc):
-                self._no_files.warning(_NO_FILES)
-            else:
-                logger.exception("a session request failed")
-            await queue.put(("error", {"error": "internal error; see the server log"}))
-        finally:
-            self._cache.release(session)
-            await queue.put(None)
-
-
-async def _sse(queue: asyncio.Queue[SseItem | None]) -> AsyncIterator[str]:
-    while (item := await queue.get()) is not None:
-        yield frame(*item)
-
-
-class _SseForwarder:
-    """Turns a session's subscriber events (and slot changes) into a reply stream's items."""
-
-    def __init__(self, queue: asyncio.Queue[SseItem | None]) -> None:
-        self._queue = queue
-
-    async def record(self, event: SubscriberEvent) -> None:
-        item = event_item(event)
-        if item is not None:
-            await self._queue.put(item)
-
-    def slots_changed(self, slots: list[Slot]) -> None:
-        waiting = [slot_json(s) for s in slots if s.kind == "wait"]
-        self._queue.put_nowait(("slots", {"slots": waiting}))
