@@ -266,3 +266,29 @@ async def test_pending_events_are_capped_for_every_session_together(tmp_path: Pa
         assert [a.status_code for a in answers] == [200, 200, 200, 503, 503]
         assert answers[-1].headers["Retry-After"] == "5"
         assert "pending outside events" in answers[-1].json()["error"]
+
+
+async def test_added_routes_are_authenticated_unless_public(tmp_path: Path) -> None:
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+
+    async def who(request: Request) -> Response:
+        principal = request.state.principal
+        return JSONResponse({"principal": principal.name if principal else None})
+
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("a bug")
+
+    server = HeadlessServer(str(tmp_path / "s.db"), None, _asking([]), authenticator=_keys())
+    server.add_route("/oauth/callback", who, methods=["GET"], public=True)
+    server.add_route("/connections", who, methods=["GET"])
+    server.add_route("/broken", broken, methods=["GET"], public=True)
+    async with running(server) as client:
+        client.headers.pop("Authorization")
+        callback = await client.get("/oauth/callback", params={"state": "s", "code": "c"})
+        assert callback.status_code == 200 and callback.json() == {"principal": None}
+        assert (await client.get("/connections")).status_code == 401
+        mine = await client.get("/connections", headers=_auth(BOB))
+        assert mine.json() == {"principal": "bob"}
+        crashed = await client.get("/broken")
+        assert crashed.status_code == 500 and "a bug" not in crashed.text
