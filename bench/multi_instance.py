@@ -47,7 +47,7 @@ import httpx2
 from glove_core.testing.postgres import PostgresServer
 from glove_mcp.testing import spawn_server
 
-KEY = "bench-key"
+KEY = "bench-key-long-enough-0123"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 SCRIPT = {
     "from_history": True,

@@ -42,7 +42,7 @@ import httpx2
 
 from glove_core import Message, SqliteStore
 
-KEY = "bench-key"
+KEY = "bench-key-long-enough-0123"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 

@@ -1,13 +1,15 @@
 """A headless agent server: one agent per session over HTTP, sessions kept in SQLite.
 
-    GLOVE_API_KEY=secret python examples/headless_server.py
-    curl -s -X POST -H 'Authorization: Bearer secret' http://127.0.0.1:8765/sessions
-    curl -N -X POST -H 'Authorization: Bearer secret' -d '{"text": "What is open in Linear?"}' \\
+    export GLOVE_API_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')
+    python examples/headless_server.py
+    curl -s -X POST -H "Authorization: Bearer $GLOVE_API_KEY" http://127.0.0.1:8765/sessions
+    curl -N -X POST -H "Authorization: Bearer $GLOVE_API_KEY" \\
+         -d '{"text": "What is open in Linear?"}' \\
          http://127.0.0.1:8765/sessions/<id>/messages
 
-Environment: GLOVE_API_KEY (required), ANTHROPIC_API_KEY or GLOVE_SCRIPT=FILE, GLOVE_LINEAR_MCP_URL,
-GLOVE_HOME (where the tokens are), GLOVE_DB (default ./agents.db), PORT (default 8765; 0 picks
-a free one). See _settings.py.
+Environment: GLOVE_API_KEY (required, 20 characters or more), ANTHROPIC_API_KEY or
+GLOVE_SCRIPT=FILE, GLOVE_LINEAR_MCP_URL, GLOVE_HOME (where the tokens are), GLOVE_DB (default
+./agents.db), PORT (default 8765; 0 picks a free one). See _settings.py.
 """
 
 from __future__ import annotations

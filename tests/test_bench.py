@@ -116,3 +116,11 @@ async def test_multi_instance_runs_and_prints_its_summary(postgres_server: objec
     lines = out.splitlines()
     assert any(line.startswith("postgres x1") for line in lines)
     assert lines[-1].startswith("summary: postgres x1 serves ")
+
+
+async def test_auth_runs_and_prints_its_summary() -> None:
+    code, out, err = await run_bench("auth.py", *("--requests", "40", "--rounds", "2"))
+    assert code == 0, err
+    lines = out.splitlines()
+    assert any(line.startswith("1000 keys ") for line in lines)
+    assert lines[-1].startswith("summary: 40 requests per variant; 1000 keys ")

@@ -128,7 +128,7 @@ async def test_headless_server_example(tmp_path: Path) -> None:
         environment = env(
             tmp_path,
             PORT="0",
-            GLOVE_API_KEY="k",
+            GLOVE_API_KEY="example-key-0123456789abc",
             GLOVE_LINEAR_MCP_URL=tracker,
             GLOVE_DB=str(tmp_path / "agents.db"),
             GLOVE_SCRIPT=script(tmp_path, replies),
@@ -144,7 +144,7 @@ async def test_headless_server_example(tmp_path: Path) -> None:
             assert process.stdout is not None
             line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
             base = line.split("serving on ")[1].strip()
-            headers = {"Authorization": "Bearer k"}
+            headers = {"Authorization": "Bearer example-key-0123456789abc"}
             async with httpx2.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
                 session = (await client.post("/sessions")).json()["id"]
                 reply = await client.post(

@@ -30,6 +30,7 @@ from glove_mcp.cli.errors import CliError, command_hint, terminal_message
 from glove_mcp.cli.progress import Progress, color_wanted, retrying_policy
 from glove_mcp.cli.prompt_command import handle_prompt_command
 from glove_mcp.cli.script import load_script, read_script, script_model
+from glove_mcp.cli.serve_auth import serve_authenticator
 from glove_mcp.cli.serve_database import (
     check_database_flags,
     database_kwargs,
@@ -202,14 +203,9 @@ async def serve(args: argparse.Namespace) -> int:
     from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
     from glove_mcp.server.access_log import ACCESS_LOGGER
     from glove_mcp.server.connections import check_public_url
+    from glove_mcp.server.principals import session_owner
 
-    api_key = os.environ.get(args.api_key_env, "")
-    if not api_key:
-        raise CliError(
-            f"refusing to start without an API key: set {args.api_key_env} to the bearer key "
-            "clients must send",
-            2,
-        )
+    api_key, authenticator = serve_authenticator(args)
     check_database_flags(args)
     try:
         public_url = check_public_url(args.public_url)
@@ -230,9 +226,8 @@ async def serve(args: argparse.Namespace) -> int:
     async def factory(session_id: str, conversation: SessionStore, stack: AsyncExitStack) -> Glove:
         model = script_model(script) if script else shared_model
         assert model is not None
-        # The session's principal's logins only (principal `default` until sessions carry
-        # their principal): never another principal's token.
-        tokens: dict[str, Any] = dict(connections.tokens(DEFAULT_PRINCIPAL))
+        # The session's principal's logins only: never another principal's token.
+        tokens: dict[str, Any] = dict(connections.tokens(session_owner()))
         # Events wait in the server's database: one answered "deferred" survives the session
         # being closed or the server restarting, and its id stays known (duplicates refused).
         queue, adapter = await session_parts(conversation, db, session_id, tokens, stack)
@@ -262,6 +257,9 @@ async def serve(args: argparse.Namespace) -> int:
         None if db is None else str(db),
         api_key,
         factory,
+        authenticator=authenticator,
+        max_sessions_per_principal=args.max_sessions_per_principal,
+        max_pending_events=args.max_pending_events,
         body_timeout=args.body_timeout,
         max_sessions=args.max_sessions,
         idle_timeout=args.idle_timeout or None,

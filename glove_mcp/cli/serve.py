@@ -12,6 +12,7 @@ from glove_mcp.cli.parser import (
     safety_flags,
     subcommand,
 )
+from glove_mcp.cli.serve_auth import add_auth_flags, add_principal_limits
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
@@ -31,23 +32,20 @@ def add_parser(commands: Any) -> None:
         NAME,
         "a headless HTTP agent server (one agent per session)",
         "Serve agents over HTTP: POST /sessions, then POST /sessions/ID/messages. Clients "
-        "send the key from --api-key-env as a bearer token. With --database, OAuth tokens "
-        "and client registrations live in that database too, shared by every instance "
-        "(log in with `glove-mcp auth ID --database URL`); an explicit --store file|keyring "
-        "keeps them on this machine instead.",
-        "  GLOVE_API_KEY=secret glove-mcp serve --port 8765\n"
-        "  GLOVE_API_KEY=secret glove-mcp serve --script replies.json --port 0\n"
+        "send a key (GLOVE_API_KEY, or one of --keys) or a JWT (--jwt-issuer) as a bearer "
+        "token; each session belongs to the principal that created it. With --database, "
+        "OAuth tokens and client registrations live in that database too, shared by every "
+        "instance (log in with `glove-mcp auth ID --database URL`); an explicit --store "
+        "file|keyring keeps them on this machine instead.",
+        "  export GLOVE_API_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
+        "  glove-mcp serve --port 8765\n"
+        "  glove-mcp serve --keys keys.toml --web    # a key per principal (see docs)\n"
+        "  glove-mcp serve --jwt-issuer https://idp.example --jwt-audience glove\n"
         "  glove-mcp auth notion --database postgresql://glove@db/glove --no-browser\n"
-        "  GLOVE_API_KEY=secret glove-mcp serve --database postgresql://glove@db/glove\n",
+        "  glove-mcp serve --database postgresql://glove@db/glove\n",
     )
     serve.add_argument("--host", default="127.0.0.1")
     serve.add_argument("--port", type=port, default=8765, help="0 picks a free port")
-    serve.add_argument(
-        "--api-key-env",
-        default="GLOVE_API_KEY",
-        metavar="NAME",
-        help="environment variable holding the clients' bearer key",
-    )
     serve.add_argument(
         "--web",
         action="store_true",
@@ -63,7 +61,9 @@ def add_parser(commands: Any) -> None:
         help="the address clients and browsers reach this server at (behind a proxy or load "
         "balancer): the base of the OAuth redirect of /connections; https unless loopback",
     )
+    add_auth_flags(serve)
     limits = serve.add_argument_group("limits")
+    add_principal_limits(limits)
     limits.add_argument(
         "--max-sessions",
         type=at_least(1, int),

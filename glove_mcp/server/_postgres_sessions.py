@@ -13,7 +13,15 @@ from typing import Any
 
 from glove_core.postgres import Connection, PostgresDatabase
 from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore, deleted_payload
-from glove_mcp.server._session_rows import SessionRow, title_of
+from glove_mcp.server._session_owners import (
+    OWNER_SQL,
+    OWNERS_POSTGRES,
+    PENDING_SQL,
+    SessionLimitError,
+    now,
+)
+from glove_mcp.server._session_rows import SessionRow, list_query, session_rows
+from glove_mcp.server.principals import DEFAULT_PRINCIPAL
 
 __all__ = ["PostgresSessionStorage"]
 
@@ -36,37 +44,85 @@ class PostgresSessionStorage:
             StoreVersionError: the database has newer tables than this glove reads.
         """
         await self.database.open()
-        await self.database.migrate(PostgresStore.schema)
+        await self._migrate()
 
-    async def claim(self, session_id: str) -> PostgresStore | None:
-        """See ``SessionStorage.claim``."""
-        store = PostgresStore(self.database, session_id)
-        return store if await store.create_session() else None
+    async def _migrate(self) -> None:
+        # The conversations' tables first: the owners' migration reads them.
+        await self.database.migrate(PostgresStore.schema)
+        await self.database.migrate(OWNERS_POSTGRES)
+
+    async def claim(
+        self, session_id: str, owner: str, limit: int | None = None
+    ) -> PostgresStore | None:
+        """See ``SessionStorage.claim``: the conversation's row and its owner's, in one
+        transaction; of instances creating one id at once exactly one wins."""
+
+        async def write(conn: Connection) -> bool:
+            if limit is not None:
+                # One claim per principal at a time across instances, so the count holds.
+                await conn.execute(
+                    "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+                    ("glove_session_owners:" + owner,),
+                )
+                cursor = await conn.execute(
+                    "SELECT COUNT(*) FROM glove_session_owners WHERE principal = %s", (owner,)
+                )
+                row: Any = await cursor.fetchone()
+                if row[0] >= limit:
+                    cursor = await conn.execute(
+                        "SELECT 1 FROM glove_sessions WHERE session_id = %s", (session_id,)
+                    )
+                    if await cursor.fetchone() is None:  # a taken id stays a 409
+                        raise SessionLimitError(owner, limit)
+            stamp = now()
+            cursor = await conn.execute(
+                "INSERT INTO glove_sessions (session_id, created_at, updated_at) "
+                "VALUES (%s, %s, %s) ON CONFLICT (session_id) DO NOTHING",
+                (session_id, stamp, stamp),
+            )
+            if cursor.rowcount != 1:
+                return False
+            await conn.execute(
+                "INSERT INTO glove_session_owners (session_id, principal) VALUES (%s, %s) "
+                "ON CONFLICT (session_id) DO UPDATE SET principal = excluded.principal",
+                (session_id, owner),
+            )
+            return True
+
+        await self._migrate()
+        created: bool = await self.database.write(write)
+        return PostgresStore(self.database, session_id) if created else None
+
+    async def owner(self, session_id: str) -> str | None:
+        """See ``SessionStorage.owner`` (one primary-key lookup)."""
+
+        async def read(conn: Connection) -> str | None:
+            cursor = await conn.execute(
+                OWNER_SQL.replace("?", "%s"), (DEFAULT_PRINCIPAL, session_id)
+            )
+            row: Any = await cursor.fetchone()
+            return None if row is None else str(row[0])
+
+        await self._migrate()
+        found: str | None = await self.database.read(read)
+        return found
 
     async def find(self, session_id: str) -> PostgresStore | None:
         """See ``SessionStorage.find``."""
         store = PostgresStore(self.database, session_id)
         return store if await store.session_exists() else None
 
-    async def list_page(self, after: str | None, limit: int) -> list[SessionRow]:
-        """See ``SessionStorage.list_page``: one range scan of the sessions' primary key."""
+    async def list_page(
+        self, after: str | None, limit: int, owner: str | None = None
+    ) -> list[SessionRow]:
+        """See ``SessionStorage.list_page``: one range scan of the sessions' primary key (or
+        of the owners' index, for one principal's)."""
+        statement, params = list_query("%s", after, limit, owner)
 
         async def read(conn: Connection) -> list[SessionRow]:
-            cursor = await conn.execute(
-                "SELECT s.session_id, s.created_at, s.updated_at, "
-                "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id), "
-                # The title: the first message a person sent (no tool results, nothing the
-                # framework wrote), found along the (session_id, seq) index.
-                "(SELECT m.data::jsonb ->> 'text' FROM glove_messages m "
-                "WHERE m.session_id = s.session_id AND m.sender = 'user' "
-                "AND NOT m.is_compaction AND m.data::jsonb ->> 'tool_results' IS NULL "
-                "AND m.data::jsonb ->> 'framework_context' IS NULL "
-                "AND m.data::jsonb ->> 'text' <> '' ORDER BY m.seq LIMIT 1) "
-                "FROM glove_sessions s WHERE s.session_id > %s ORDER BY s.session_id LIMIT %s",
-                (after or "", limit),
-            )
+            cursor = await conn.execute(statement, params)
             rows: list[Any] = await cursor.fetchall()
-            return [SessionRow(r[0], r[1], r[2], int(r[3]), title_of(r[4])) for r in rows]
+            return session_rows(rows)
 
         rows: list[SessionRow] = await self.database.read(read)
         return rows
@@ -98,9 +154,24 @@ class PostgresSessionStorage:
                 await self.database.notify(conn, SAVES_CHANNEL, deleted_payload(session_id))
             return existed
 
-        await self.database.migrate(PostgresStore.schema)
+        await self._migrate()
         deleted: bool = await self.database.write(write)
         return deleted
+
+    async def pending_events(self) -> int:
+        """See ``SessionStorage.pending_events``."""
+
+        async def read(conn: Connection) -> int:
+            cursor = await conn.execute("SELECT to_regclass('glove_events') IS NOT NULL")
+            row: Any = await cursor.fetchone()
+            if not row[0]:
+                return 0
+            cursor = await conn.execute(PENDING_SQL)
+            row = await cursor.fetchone()
+            return int(row[0])
+
+        count: int = await self.database.read(read)
+        return count
 
     async def aclose(self) -> None:
         """Close the database's connections."""

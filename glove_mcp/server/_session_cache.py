@@ -9,8 +9,12 @@ opens the session again from there.
 
 A session is *pinned* while a request uses it (a turn, a stream, a history read, an event):
 pinned sessions are never closed, so the cache may hold more than ``max_sessions`` when that
-many are busy at once. A session being closed is finished closing before it is opened again,
-so two Gloves never share one conversation.
+many are busy at once — up to ``max_open`` (half as many again). Beyond that, an open waits
+for a session to be released (a burst of requests for many sessions is served a few at a
+time, within the descriptors the process has) and, after ``room_timeout`` seconds without
+room, fails with ``NoRoomError`` (the server answers 503 with ``Retry-After``). A session
+being closed is finished closing before it is opened again, so two Gloves never share one
+conversation.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from glove_mcp.server.session_storage import SessionStore
 
 __all__ = [
     "CachedSession",
+    "NoRoomError",
     "SessionBusyError",
     "SessionCache",
     "SessionOpenError",
@@ -52,6 +57,10 @@ class SessionOpenError(Exception):
     """``acquire(..., new=True)`` found the session open already (the caller answers 409)."""
 
 
+class NoRoomError(Exception):
+    """Every open session stayed busy for ``room_timeout`` seconds: no room to open another."""
+
+
 class SessionBusyError(Exception):
     """``remove`` found the session in use by a request (the caller answers 409)."""
 
@@ -68,6 +77,8 @@ class CachedSession:
     """Requests to one session take turns."""
     pins: int = 0
     last_used: float = 0.0
+    owner: str = "default"
+    """The principal the session belongs to."""
 
     async def aclose(self, *, wait: bool) -> None:
         """Close the Glove, then what the factory opened, then the store (each even if the one
@@ -103,6 +114,9 @@ class SessionCache(AsyncResource):
         idle_timeout: seconds (more than 0) after its last request at which an idle session is
             closed; ``None`` keeps idle sessions until the cap needs room.
         clock: the time source (seconds, monotonic).
+        max_open: sessions open at once, busy ones included (default ``max_sessions`` and
+            half as many again); an open beyond waits for a session to be released.
+        room_timeout: seconds an open waits for room before ``NoRoomError`` (default 10).
     """
 
     def __init__(
@@ -111,14 +125,20 @@ class SessionCache(AsyncResource):
         idle_timeout: float | None,
         *,
         clock: Callable[[], float] = time.monotonic,
+        max_open: int | None = None,
+        room_timeout: float = 10.0,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be 1 or more, got {max_sessions}")
         if idle_timeout is not None and idle_timeout <= 0:
             raise ValueError(f"idle_timeout must be more than 0 seconds, got {idle_timeout}")
         self.max_sessions = max_sessions
+        self.max_open = max(max_sessions, max_open or max_sessions + max(1, max_sessions // 2))
+        self.room_timeout = room_timeout
         self.idle_timeout = idle_timeout
         self._clock = clock
+        self._reserved = 0  # opens in progress that hold a place under max_open
+        self._change: asyncio.Future[None] | None = None  # done when a session frees up
         self._open: OrderedDict[str, CachedSession] = OrderedDict()  # least recent first
         self._opening: dict[str, asyncio.Task[CachedSession]] = {}
         self._closing: dict[str, asyncio.Task[None]] = {}
@@ -130,6 +150,10 @@ class SessionCache(AsyncResource):
 
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._open
+
+    def peek(self, session_id: str) -> CachedSession | None:
+        """The open session ``session_id``, if it is open (not pinned: only to look at)."""
+        return self._open.get(session_id)
 
     # -- use ------------------------------------------------------------------------------
 
@@ -178,6 +202,13 @@ class SessionCache(AsyncResource):
         """Unpin a session ``acquire`` returned."""
         session.pins -= 1
         session.last_used = self._clock()
+        if session.pins == 0:
+            self._changed()  # an open waiting for room may close it now
+
+    def _changed(self) -> None:
+        change, self._change = self._change, None
+        if change is not None and not change.done():
+            change.set_result(None)
 
     async def remove(self, session_id: str, then: Callable[[], Awaitable[bool]]) -> bool:
         """Close ``session_id`` if it is open, then run ``then`` (deleting it) and return what
@@ -224,7 +255,7 @@ class SessionCache(AsyncResource):
 
     async def _make_room(self) -> None:
         """Close least recently used idle sessions until one more fits under the cap."""
-        excess = len(self._open) + len(self._opening) - self.max_sessions  # this open included
+        excess = len(self._open) + self._reserved + 1 - self.max_sessions  # this open included
         for session in list(self._open.values()):
             if excess <= 0:
                 break
@@ -246,6 +277,8 @@ class SessionCache(AsyncResource):
         except Exception:
             # Closing released what it could; the conversation is safe in the store.
             logger.warning("closing session %r failed", session.id, exc_info=True)
+        finally:
+            self._changed()
 
     async def _wait_closing(self) -> None:
         if self._closing:
@@ -254,14 +287,41 @@ class SessionCache(AsyncResource):
     # -- internals ------------------------------------------------------------------------
 
     async def _open_one(self, session_id: str, opener: Opener) -> CachedSession:
-        await self._make_room()
-        session = await opener()
+        await self._reserve()
+        try:
+            session = await opener()
+        finally:
+            self._reserved -= 1
+            self._changed()
         if self._closed:
             await session.aclose(wait=False)
             raise RuntimeError("the session cache was closed while the session opened")
         self._open[session_id] = session
         self._pin(session)  # for the caller that started the open
         return session
+
+    async def _reserve(self) -> None:
+        """Hold a place under ``max_open`` for one open, waiting for one to be released."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.room_timeout
+        while True:
+            await self._make_room()
+            if len(self._open) + self._reserved < self.max_open:
+                self._reserved += 1
+                return
+            if self._change is None:
+                self._change = loop.create_future()
+            remaining = deadline - loop.time()
+            try:
+                if remaining <= 0:
+                    raise TimeoutError
+                async with asyncio.timeout(remaining):
+                    await asyncio.shield(self._change)
+            except TimeoutError:
+                raise NoRoomError(
+                    f"{len(self._open)} sessions are open and busy, the most this server "
+                    "keeps open at once (raise --max-sessions and ulimit -n); retry shortly"
+                ) from None
 
     def _pin(self, session: CachedSession) -> None:
         session.pins += 1

@@ -33,6 +33,8 @@ class SessionRow:
     """When it last saved something (ISO 8601, UTC)."""
     messages: int
     """How many messages it saved."""
+    owner: str = "default"
+    """The principal it belongs to."""
     title: str | None = None
     """The start of the first message a person sent (one line, at most ``TITLE_CHARS``);
     None before there is one."""
@@ -58,31 +60,74 @@ def _database(path: str) -> SqliteDatabase:
     return SqliteDatabase(path, SqliteStore.schema, check_pages=False)
 
 
-async def list_sessions(path: str, *, after: str | None, limit: int) -> list[SessionRow]:
+_COUNT = "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id)"
+
+# The title: the first message a person sent (no tool results, nothing the framework wrote),
+# found along the (session_id, seq) index. JSON is read differently by each database.
+_TITLE_SQLITE = (
+    "(SELECT json_extract(m.data, '$.text') FROM glove_messages m "
+    "WHERE m.session_id = s.session_id AND m.sender = 'user' AND NOT m.is_compaction "
+    "AND json_extract(m.data, '$.tool_results') IS NULL "
+    "AND json_extract(m.data, '$.framework_context') IS NULL "
+    "AND json_extract(m.data, '$.text') != '' ORDER BY m.seq LIMIT 1)"
+)
+_TITLE_POSTGRES = (
+    "(SELECT m.data::jsonb ->> 'text' FROM glove_messages m "
+    "WHERE m.session_id = s.session_id AND m.sender = 'user' "
+    "AND NOT m.is_compaction AND m.data::jsonb ->> 'tool_results' IS NULL "
+    "AND m.data::jsonb ->> 'framework_context' IS NULL "
+    "AND m.data::jsonb ->> 'text' <> '' ORDER BY m.seq LIMIT 1)"
+)
+
+LIST_ALL_SQL = (
+    f"SELECT s.session_id, s.created_at, s.updated_at, {_COUNT}, "
+    "COALESCE(o.principal, 'default'), {title} FROM glove_sessions s "
+    "LEFT JOIN glove_session_owners o ON o.session_id = s.session_id "
+    "WHERE s.session_id > {p} ORDER BY s.session_id LIMIT {p}"
+)
+"""A page of every session (an admin's list): one range scan of the sessions' key."""
+
+LIST_OWN_SQL = (
+    f"SELECT s.session_id, s.created_at, s.updated_at, {_COUNT}, o.principal, {{title}} "
+    "FROM glove_session_owners o JOIN glove_sessions s ON s.session_id = o.session_id "
+    "WHERE o.principal = {p} AND o.session_id > {p} ORDER BY o.session_id LIMIT {p}"
+)
+"""A page of one principal's sessions: one range scan of the owners' index."""
+
+
+def list_query(
+    placeholder: str, after: str | None, limit: int, owner: str | None
+) -> tuple[str, tuple[object, ...]]:
+    """The statement and parameters of a page (``owner`` None: every session); ``?`` is
+    SQLite's placeholder, ``%s`` PostgreSQL's."""
+    title = _TITLE_SQLITE if placeholder == "?" else _TITLE_POSTGRES
+    if owner is None:
+        return LIST_ALL_SQL.format(p=placeholder, title=title), (after or "", limit)
+    return LIST_OWN_SQL.format(p=placeholder, title=title), (owner, after or "", limit)
+
+
+def session_rows(rows: list[tuple[object, ...]]) -> list[SessionRow]:
+    """``SessionRow``s of a page's rows."""
+    return [
+        SessionRow(
+            str(r[0]),
+            str(r[1]),
+            str(r[2]),
+            int(str(r[3])),
+            owner=str(r[4]),
+            title=title_of(None if r[5] is None else str(r[5])),
+        )
+        for r in rows
+    ]
+
+
+def list_sessions(
+    conn: sqlite3.Connection, *, after: str | None, limit: int, owner: str | None
+) -> list[SessionRow]:
     """Up to ``limit`` sessions whose ids sort after ``after`` (None: from the first), in id
-    order."""
-
-    def read(conn: sqlite3.Connection) -> list[SessionRow]:
-        rows = conn.execute(
-            "SELECT s.session_id, s.created_at, s.updated_at, "
-            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id), "
-            # The title: the first message a person sent (no tool results, nothing the
-            # framework wrote), found along the (session_id, seq) index.
-            "(SELECT json_extract(m.data, '$.text') FROM glove_messages m "
-            "WHERE m.session_id = s.session_id AND m.sender = 'user' AND NOT m.is_compaction "
-            "AND json_extract(m.data, '$.tool_results') IS NULL "
-            "AND json_extract(m.data, '$.framework_context') IS NULL "
-            "AND json_extract(m.data, '$.text') != '' ORDER BY m.seq LIMIT 1) "
-            "FROM glove_sessions s WHERE s.session_id > ? ORDER BY s.session_id LIMIT ?",
-            (after or "", limit),
-        ).fetchall()
-        return [SessionRow(r[0], r[1], r[2], int(r[3]), title_of(r[4])) for r in rows]
-
-    db = _database(path)
-    try:
-        return await db.read(read)
-    finally:
-        await db.aclose()
+    order; only ``owner``'s unless it is None."""
+    statement, params = list_query("?", after, limit, owner)
+    return session_rows(conn.execute(statement, params).fetchall())
 
 
 async def delete_session(path: str, session_id: str) -> bool:

@@ -1,8 +1,12 @@
 """The headless server's session routes beyond one request: list, delete, follow, slots (internal).
 
 - ``GET /sessions?limit=N&after=ID`` → ``{"sessions": [{"id", "created_at", "updated_at",
-  "messages"}], "next": ID | null}``: at most ``limit`` (1-200, default 50) in id order; pass
-  ``next`` as ``after`` for the following page.
+  "messages", "owner"}], "next": ID | null}``: the caller's own sessions (an admin's: every
+  session), at most ``limit`` (1-200, default 50) in id order; pass ``next`` as ``after`` for
+  the following page.
+
+Every route here answers 404 for a session of another principal, as for an unknown one; an
+admin may read (follow, list slots) any session, but only its owner changes it.
 - ``DELETE /sessions/{id}`` → ``204``: the session's messages and everything kept under its
   id (permissions, inbox, queued events, active MCP servers) are deleted; an open session is
   closed first and its followers get ``deleted``. ``404`` for an unknown id, ``409`` while a
@@ -22,26 +26,36 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Awaitable, Callable
-from contextlib import AbstractAsyncContextManager
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from glove_core import Slot
-from glove_core.errors import SlotNotFoundError
+from glove_core import GloveError, Slot
+from glove_core.errors import EventQueueFullError, EventTooLargeError, SlotNotFoundError
 from glove_core.stores.base import count_messages, read_messages_from
-from glove_mcp.server._session_cache import CachedSession, SessionBusyError, SessionCache
-from glove_mcp.server._stream import FollowSnapshot, Relays, follow_stream, slot_json
-from glove_mcp.server.session_storage import SessionStorage
+from glove_core.subscribers import SubscriberEvent
+from glove_core.types import new_id
+from glove_mcp.server._out_of_files import OncePer, out_of_files
+from glove_mcp.server._pending_events import PendingEvents
+from glove_mcp.server._request_body import read_json
+from glove_mcp.server._session_access import NO_FILES, RetryLater, SessionAccess, check_id
+from glove_mcp.server._session_cache import CachedSession, SessionBusyError
+from glove_mcp.server._sse import SseItem, error_data, event_item, frame
+from glove_mcp.server._stream import FollowSnapshot, follow_stream, slot_json
+from glove_mcp.server.principals import Principal
 
-__all__ = ["SESSION_ID", "SessionGone", "SessionRoutes"]
+__all__ = ["MAX_CURSOR_DIGITS", "SessionGone", "SessionRoutes"]
 
-SESSION_ID = re.compile(r"^[A-Za-z0-9_.:-]{1,128}$")
-"""What a session id may be."""
+logger = logging.getLogger(__name__)
+
+MAX_CURSOR_DIGITS = 18
+"""Longest number a cursor (``after``, ``Last-Event-ID``) may be written with."""
 
 _DEFAULT_PAGE = 50
 _MAX_PAGE = 200
@@ -49,31 +63,39 @@ _ELICIT_ACTIONS = ("accept", "decline", "cancel")
 _ELICITATION = "mcp_elicitation"
 _YES_NO = ("permission_request", "mcp_sampling")
 _PICKER = "mcp_picker"
+_WHEN_IDLE = ("auto", "wake", "defer")
+_STREAM_HEADERS = {"Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
 
-Use = Callable[[str], AbstractAsyncContextManager[CachedSession]]
-"""Opens (or finds) a session and pins it for the block; 404 for an unknown id."""
-ReadJson = Callable[[Request], Awaitable[dict[str, Any]]]
+
+def _principal(request: Request) -> Principal:
+    principal: Principal = request.state.principal
+    return principal
 
 
 class SessionGone(LookupError):
     """The followed session was deleted."""
 
 
-def check_id(session_id: str, what: str = "a session id") -> str:
-    """``session_id`` if it is a valid id, else 400."""
-    if not SESSION_ID.match(session_id):
-        raise HTTPException(400, f"{what} is 1-128 characters from [A-Za-z0-9_.:-]")
-    return session_id
+def whole_number(text: str, name: str, what: str = "a whole number") -> int:
+    """``text`` as a count (ASCII digits, at most ``MAX_CURSOR_DIGITS``), else 400."""
+    text = text.strip()
+    # "²" is a digit to str.isdigit; int() of 5,000 digits raises (its digit limit).
+    if not (text.isascii() and text.isdigit()) or len(text) > MAX_CURSOR_DIGITS:
+        raise HTTPException(
+            400,
+            f"{name} must be {what} of at most {MAX_CURSOR_DIGITS} digits, got {text[:40]!r}",
+        )
+    return int(text)
 
 
 def _count(request: Request, name: str, *, low: int, high: int | None) -> int | None:
     text = request.query_params.get(name)
     if text is None:
         return None
-    try:
-        value = int(text)
-    except ValueError:
-        raise HTTPException(400, f"{name} must be a whole number, got {text[:40]!r}") from None
+    stripped = text.strip()
+    negative = stripped.startswith("-")
+    value = whole_number(stripped[1:] if negative else stripped, name)
+    value = -value if negative else value
     if value < low or (high is not None and value > high):
         bound = f"{low} to {high}" if high is not None else f"{low} or more"
         raise HTTPException(400, f"{name} must be {bound}, got {value}")
@@ -81,33 +103,48 @@ def _count(request: Request, name: str, *, low: int, high: int | None) -> int | 
 
 
 class SessionRoutes:
-    """The routes above, on the server's session cache, storage and relays."""
+    """Every session route (the server's table names them), on its ``SessionAccess``.
+
+    Args:
+        access: opens sessions for a principal.
+        pending: the cap on outside events waiting, every session together.
+        no_files: logs running out of file descriptors once per interval.
+        max_body_bytes: larger request bodies get 413.
+        body_timeout: seconds a request body may take to arrive.
+    """
 
     def __init__(
         self,
+        access: SessionAccess,
+        pending: PendingEvents,
+        no_files: OncePer,
         *,
-        authorize: Callable[[Request], None],
-        use: Use,
-        read_json: ReadJson,
-        cache: SessionCache,
-        storage: SessionStorage,
-        relays: Relays,
+        max_body_bytes: int,
+        body_timeout: float,
     ) -> None:
-        self._authorize = authorize
-        self._use = use
-        self._read_json = read_json
-        self._cache = cache
-        self._storage = storage
-        self._relays = relays
+        self._access = access
+        self._cache = access.cache
+        self._storage = access.storage
+        self._relays = access.relays
+        self._pending = pending
+        self._no_files = no_files
+        self._max_body = max_body_bytes
+        self._body_timeout = body_timeout
+
+    async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
+        return await read_json(
+            request, max_bytes=self._max_body, body_timeout=self._body_timeout, optional=optional
+        )
 
     async def listing(self, request: Request) -> Response:
         """``GET /sessions``."""
-        self._authorize(request)
+        principal = _principal(request)
         limit = _count(request, "limit", low=1, high=_MAX_PAGE) or _DEFAULT_PAGE
         after = request.query_params.get("after")
         if after is not None:
             check_id(after, "after")
-        rows = await self._storage.list_page(after, limit + 1)
+        owner = None if principal.is_admin else principal.name
+        rows = await self._storage.list_page(after, limit + 1, owner)
         page = rows[:limit]
         sessions = [
             {
@@ -116,6 +153,7 @@ class SessionRoutes:
                 "updated_at": r.updated_at,
                 "messages": r.messages,
                 "title": r.title,
+                "owner": r.owner,
             }
             for r in page
         ]
@@ -124,8 +162,12 @@ class SessionRoutes:
 
     async def delete(self, request: Request) -> Response:
         """``DELETE /sessions/{id}``."""
-        self._authorize(request)
         session_id = check_id(request.path_params["id"])
+        principal = _principal(request)
+        session = self._cache.peek(session_id)
+        owner = session.owner if session is not None else await self._storage.owner(session_id)
+        if owner != principal.name:  # unknown, or another's: the same answer
+            raise HTTPException(404, f"no session {session_id!r}")
         try:
             existed = await self._cache.remove(session_id, lambda: self._storage.delete(session_id))
         except SessionBusyError:
@@ -143,15 +185,15 @@ class SessionRoutes:
 
     async def follow(self, request: Request) -> Response:
         """``GET /sessions/{id}/events``."""
-        self._authorize(request)
         session_id = check_id(request.path_params["id"])
+        principal = _principal(request)
         after = _count(request, "after", low=0, high=None)
         if after is None and "last-event-id" in request.headers:
-            text = request.headers["last-event-id"].strip()
-            if not (text.isascii() and text.isdigit()):  # "²" is a digit to str.isdigit
-                raise HTTPException(400, "Last-Event-ID must be a message count, e.g. 12")
-            after = int(text)
-        async with self._use(session_id) as session:  # 404 for an unknown id, before streaming
+            after = whole_number(
+                request.headers["last-event-id"], "Last-Event-ID", "a message count, e.g. 12,"
+            )
+        # 404 for an unknown id (or another's), before streaming
+        async with self._access.use(session_id, principal, read=True) as session:
             total = await count_messages(session.store)
         if after is None:
             after = total
@@ -162,7 +204,7 @@ class SessionRoutes:
 
         async def read(cursor: int) -> FollowSnapshot:
             try:
-                return await self._read(session_id, cursor)
+                return await self._read(session_id, principal, cursor)
             except HTTPException as exc:
                 if exc.status_code == 404:
                     raise SessionGone(session_id) from None
@@ -171,11 +213,11 @@ class SessionRoutes:
         return StreamingResponse(
             follow_stream(self._relays, session_id, read, after),
             media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+            headers=_STREAM_HEADERS,
         )
 
-    async def _read(self, session_id: str, cursor: int) -> FollowSnapshot:
-        async with self._use(session_id) as session:
+    async def _read(self, session_id: str, principal: Principal, cursor: int) -> FollowSnapshot:
+        async with self._access.use(session_id, principal, read=True) as session:
             messages = await read_messages_from(session.store, cursor)  # only from the cursor
             slots = [slot_json(s) for s in session.glove.display_manager.slots if s.kind == "wait"]
         return FollowSnapshot(
@@ -184,20 +226,19 @@ class SessionRoutes:
 
     async def slots(self, request: Request) -> Response:
         """``GET /sessions/{id}/slots``."""
-        self._authorize(request)
-        async with self._use(check_id(request.path_params["id"])) as session:
+        session_id = check_id(request.path_params["id"])
+        async with self._access.use(session_id, _principal(request), read=True) as session:
             waiting = [s for s in session.glove.display_manager.slots if s.kind == "wait"]
             return JSONResponse({"slots": [slot_json(s) for s in waiting]})
 
     async def answer(self, request: Request) -> Response:
         """``POST /sessions/{id}/slots/{slot_id}``."""
-        self._authorize(request)
         session_id = check_id(request.path_params["id"])
         slot_id = request.path_params["slot_id"]
-        body = await self._read_json(request)
+        body = await self._json(request)
         if ("value" in body) == ("reject" in body):
             raise HTTPException(400, 'send either {"value": ...} or {"reject": "reason"}')
-        async with self._use(session_id) as session:
+        async with self._access.use(session_id, _principal(request)) as session:
             display = session.glove.display_manager
             slot = next((s for s in display.slots if s.id == slot_id and s.kind == "wait"), None)
             if slot is None:
@@ -217,6 +258,124 @@ class SessionRoutes:
                     404, f"slot {slot_id[:80]!r} of session {session_id!r} was answered already"
                 ) from None
         return JSONResponse({"answered": slot_id})
+
+    async def create(self, request: Request) -> Response:
+        """``POST /sessions``."""
+        body = await self._json(request, optional=True)
+        session_id = body.get("id", new_id("sess_"))
+        if not isinstance(session_id, str):
+            raise HTTPException(400, "'id' must be a string")
+        principal = _principal(request)
+        self._access.release(await self._access.acquire(session_id, principal, create=True))
+        return JSONResponse({"id": session_id}, status_code=201)
+
+    async def history(self, request: Request) -> Response:
+        """``GET /sessions/{id}``."""
+        async with self._access.use(
+            request.path_params["id"], _principal(request), read=True
+        ) as session:
+            messages = await session.store.get_messages()
+        return JSONResponse(
+            {
+                "id": request.path_params["id"],
+                "messages": [m.model_dump(mode="json", exclude_none=True) for m in messages],
+            }
+        )
+
+    async def event(self, request: Request) -> Response:
+        """``POST /sessions/{id}/events``."""
+        body = await self._json(request)
+        missing = [k for k in ("id", "source", "kind", "content") if not body.get(k)]
+        if missing:
+            raise HTTPException(400, f"missing event field(s): {', '.join(missing)}")
+        when_idle = body.get("when_idle", "auto")
+        if when_idle not in _WHEN_IDLE:
+            raise HTTPException(400, f"when_idle must be one of {', '.join(_WHEN_IDLE)}")
+        expires_at = None
+        if body.get("expires_at") is not None:
+            try:
+                expires_at = datetime.fromisoformat(str(body["expires_at"])[:64])
+            except ValueError:
+                raise HTTPException(400, "expires_at must be an ISO 8601 date-time") from None
+            if expires_at.tzinfo is None:
+                raise HTTPException(400, "expires_at needs a timezone (e.g. ...Z or +00:00)")
+        for name in ("id", "source", "kind", "content"):
+            if not isinstance(body[name], str):
+                raise HTTPException(400, f"event field {name!r} must be a string")
+        async with self._access.use(request.path_params["id"], _principal(request)) as session:
+            wait = await self._pending.full()
+            if wait is not None:
+                raise RetryLater(
+                    503,
+                    "the server holds as many pending outside events as it may (every session "
+                    "together); retry when they have been handled",
+                    wait,
+                )
+            try:
+                disposition = await session.glove.emit_event(
+                    id=body["id"],
+                    source=body["source"],
+                    kind=body["kind"],
+                    content=body["content"],
+                    when_idle=when_idle,
+                    expires_at=expires_at,
+                )
+            except EventTooLargeError as exc:
+                raise HTTPException(413, str(exc)) from None
+            except EventQueueFullError as exc:
+                raise RetryLater(429, str(exc), 5) from None  # the sender retries later
+            self._pending.added()
+        return JSONResponse({"disposition": disposition})
+
+    async def message(self, request: Request) -> Response:
+        """``POST /sessions/{id}/messages``: the reply as an SSE stream."""
+        body = await self._json(request)
+        text = body.get("text")
+        if not isinstance(text, str) or not text.strip():
+            raise HTTPException(400, "'text' must be a non-empty string")
+        session = await self._access.acquire(request.path_params["id"], _principal(request))
+        queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
+        # The turn runs to completion even if the client goes away, so history stays whole;
+        # the session stays pinned (never closed) until it ends.
+        task = asyncio.create_task(self._turn(session, text, queue))
+        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
+        return StreamingResponse(
+            _reply(queue),
+            media_type="text/event-stream",
+            headers=_STREAM_HEADERS,
+        )
+
+    async def _turn(
+        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
+    ) -> None:
+        forwarder = _SseForwarder(queue)
+        glove = session.glove
+        try:
+            async with session.lock:
+                glove.add_subscriber(forwarder)
+                unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
+                try:
+                    result = await glove.process_request(text)
+                finally:
+                    unsubscribe()
+                    glove.remove_subscriber(forwarder)
+                    relay = self._relays.peek(session.id)
+                    if relay is not None:
+                        await relay.turn_ended()  # a turn that failed part way announced no save
+            usage = result.usage.model_dump()
+            await queue.put(("final", {"text": result.text, "usage": usage}))
+        except GloveError as exc:
+            message = f"{type(exc).__name__}: {exc}"
+            await queue.put(("error", error_data(message, session_id=session.id)))
+        except Exception as exc:
+            if out_of_files(exc):
+                self._no_files.warning(NO_FILES)
+            else:
+                logger.exception("a session request failed")
+            await queue.put(("error", {"error": "internal error; see the server log"}))
+        finally:
+            self._access.release(session)
+            await queue.put(None)
 
 
 def _checked(slot: Slot, value: Any) -> Any:
@@ -242,3 +401,24 @@ def _checked(slot: Slot, value: Any) -> Any:
         if "content" in value and not isinstance(value["content"], dict):
             raise HTTPException(400, "an elicitation's 'content' must be an object of fields")
     return value
+
+
+async def _reply(queue: asyncio.Queue[SseItem | None]) -> AsyncIterator[str]:
+    while (item := await queue.get()) is not None:
+        yield frame(*item)
+
+
+class _SseForwarder:
+    """Turns a session's subscriber events (and slot changes) into a reply stream's items."""
+
+    def __init__(self, queue: asyncio.Queue[SseItem | None]) -> None:
+        self._queue = queue
+
+    async def record(self, event: SubscriberEvent) -> None:
+        item = event_item(event)
+        if item is not None:
+            await self._queue.put(item)
+
+    def slots_changed(self, slots: list[Slot]) -> None:
+        waiting = [slot_json(s) for s in slots if s.kind == "wait"]
+        self._queue.put_nowait(("slots", {"slots": waiting}))

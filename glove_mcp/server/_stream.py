@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from glove_core import Glove, Slot, StoreAdapter
 from glove_core.stores.base import read_messages_from
@@ -78,14 +78,21 @@ SAFETY_READ_SECONDS = 30.0
 """How often a subscribed relay reads again without a notice (one lost on the way)."""
 
 
-OnSaved = Callable[[Callable[[], None]], AbstractAsyncContextManager[None]]
-
-
+@runtime_checkable
 class SavedNotices(Protocol):
-    """A store that announces each append by any process (``PostgresStore``)."""
+    """A store that hears what any process does to its conversation (``PostgresStore``): each
+    append, and its deletion; and that can say whether the conversation still exists."""
 
     def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
         """Call ``callback`` after each append to the conversation while the block runs."""
+        ...
+
+    def on_deleted(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
+        """Call ``callback`` when the conversation is deleted while the block runs."""
+        ...
+
+    async def session_exists(self) -> bool:
+        """Whether the conversation exists (one primary-key lookup)."""
         ...
 
 
@@ -193,10 +200,10 @@ class SessionRelay:
         return self._watch is not None
 
     def _start_watching(self) -> None:
-        # Duck-typed: a store with ``on_saved`` (SavedNotices) hears other instances' saves.
-        on_saved: OnSaved | None = getattr(self._store, "on_saved", None)
-        if self._watch is None and self._followers and on_saved is not None:
-            self._watch = asyncio.get_running_loop().create_task(self._watching(on_saved))
+        # A store that hears other instances (SavedNotices) is watched while followed.
+        store: object = self._store
+        if self._watch is None and self._followers and isinstance(store, SavedNotices):
+            self._watch = asyncio.get_running_loop().create_task(self._watching(store))
             self._watch.add_done_callback(self._watch_ended)
 
     def _stop_watching(self) -> bool:
@@ -206,7 +213,7 @@ class SessionRelay:
         task.cancel()
         return True
 
-    async def _watching(self, on_saved: OnSaved) -> None:
+    async def _watching(self, store: SavedNotices) -> None:
         notice = asyncio.Event()
         gone = asyncio.Event()  # a deletion was announced (or the LISTEN connection came back)
 
@@ -215,12 +222,9 @@ class SessionRelay:
             notice.set()
 
         me = asyncio.current_task()
-        # Duck-typed like ``on_saved``: a store that hears deletions by other instances.
-        on_deleted: OnSaved | None = getattr(self._store, "on_deleted", None)
         async with contextlib.AsyncExitStack() as stack:
-            await stack.enter_async_context(on_saved(notice.set))
-            if on_deleted is not None:
-                await stack.enter_async_context(on_deleted(deleted))
+            await stack.enter_async_context(store.on_saved(notice.set))
+            await stack.enter_async_context(store.on_deleted(deleted))
             check = False
             # ``_stop_watching`` forgets the task before cancelling it: checking that it is
             # still the relay's ends it even when a cancellation is lost inside the database
@@ -228,7 +232,7 @@ class SessionRelay:
             while self._watch is me:
                 # First pass: what was saved before the subscription listened.
                 await self.saved()
-                if (check or gone.is_set()) and await self._deleted_elsewhere():
+                if (check or gone.is_set()) and not await store.session_exists():
                     if self._watch is me:
                         self._watch = None
                         self._send("deleted")
@@ -279,11 +283,6 @@ class SessionRelay:
     def slots_changed(self, slots: list[Slot]) -> None:
         """Tell followers the waiting slots (the display manager calls this)."""
         self._send(("slots", {"slots": _waiting(slots)}))
-
-    async def _deleted_elsewhere(self) -> bool:
-        # Duck-typed like ``on_saved``: a store that can say whether its session still exists.
-        exists: Callable[[], Awaitable[bool]] | None = getattr(self._store, "session_exists", None)
-        return exists is not None and not await exists()
 
     async def saved(self) -> None:
         """Send followers the messages saved since the last read (also called by the server
@@ -430,8 +429,7 @@ async def follow_stream(
         if snapshot is None:
             yield frame("deleted", {"id": session_id})
             return
-        cursor = after
-        frames, cursor = _messages(snapshot.messages, cursor)
+        frames, cursor = _messages(snapshot.messages, after)
         follower.cursor = cursor
         for text in frames:
             yield text
@@ -441,38 +439,31 @@ async def follow_stream(
             item = await follower.get(KEEP_ALIVE_SECONDS)
             if item is None:
                 yield ": keep-alive\n\n"
-            elif isinstance(item, _Saved):
-                if item.start > cursor:  # saved before the relay's first read: read the gap
-                    snapshot = await _read_or_none(read, cursor)
-                    if snapshot is None:
-                        yield frame("deleted", {"id": session_id})
-                        return
-                    gap = snapshot.messages[: item.start - cursor]
-                    frames, cursor = _messages(gap, cursor)
-                    follower.cursor = cursor
-                    for text in frames:
-                        yield text
-                frames, cursor = _messages(item.messages[cursor - item.start :], cursor)
-                follower.cursor = cursor
-                for text in frames:
-                    yield text
-            elif item == "reopen":  # the session closed here: read on from the cursor
+                continue
+            if item == "lagging":
+                yield frame("reconnect", {"after": cursor})
+                return
+            if item == "deleted":
+                yield frame("deleted", {"id": session_id})
+                return
+            if isinstance(item, tuple):
+                yield frame(*item)
+                continue
+            if isinstance(item, _Saved) and item.start <= cursor:
+                messages = item.messages[cursor - item.start :]
+            else:
+                # The session closed here ("reopen"), or these saves start past the cursor
+                # (saved before the relay's first read): read on from the cursor, which
+                # covers them too.
                 snapshot = await _read_or_none(read, cursor)
                 if snapshot is None:
                     yield frame("deleted", {"id": session_id})
                     return
-                frames, cursor = _messages(snapshot.messages, cursor)
-                follower.cursor = cursor
-                for text in frames:
-                    yield text
-            elif item == "lagging":
-                yield frame("reconnect", {"after": cursor})
-                return
-            elif item == "deleted":
-                yield frame("deleted", {"id": session_id})
-                return
-            elif isinstance(item, tuple):
-                yield frame(*item)
+                messages = snapshot.messages
+            frames, cursor = _messages(messages, cursor)
+            follower.cursor = cursor
+            for text in frames:
+                yield text
 
 
 async def _read_or_none(read: Reader, cursor: int) -> FollowSnapshot | None:

@@ -1,6 +1,8 @@
 """Headless server mode: an HTTP service running one agent per session.
 
-Routes (every one requires ``Authorization: Bearer <api key>``):
+Routes (every one but the public ones requires ``Authorization: Bearer <credential>``, which
+the server's ``Authenticator`` turns into a ``Principal``, kept as ``request.state.principal``;
+a session belongs to the principal that created it, and another gets 404 for it):
 
 - ``POST /sessions`` → ``201 {"id": …}`` (optional body ``{"id": "…"}``); ``409`` when the id
   exists — of concurrent creations of one id, even by servers sharing the file, one wins
@@ -34,27 +36,18 @@ connection limits (header deadline, keep-alive, connection cap) the app cannot e
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import hmac
-import inspect
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, Slot
-from glove_core.errors import EventQueueFullError, EventTooLargeError
-from glove_core.subscribers import SubscriberEvent
-from glove_core.types import new_id
 from glove_mcp.server._database import (
     DatabaseOptions,
     session_storage,
@@ -68,26 +61,31 @@ from glove_mcp.server._out_of_files import (
     quiet_accept_errors,
     quiet_refusals,
 )
-from glove_mcp.server._request_body import read_json
+from glove_mcp.server._pending_events import PendingEvents
+from glove_mcp.server._session_access import NO_FILES, AgentFactory, RetryLater, SessionAccess
 from glove_mcp.server._session_cache import (
-    CachedSession,
     SessionCache,
-    SessionOpenError,
     default_max_sessions,
 )
-from glove_mcp.server._sessions import SESSION_ID, SessionRoutes
-from glove_mcp.server._sse import SseItem, error_data, event_item, frame
-from glove_mcp.server._stream import Relays, slot_json
+from glove_mcp.server._sessions import SessionRoutes
+from glove_mcp.server._stream import Relays
 from glove_mcp.server._web import web_routes
 from glove_mcp.server.access_log import ACCESS_LOGGER, AccessLog
 from glove_mcp.server.connection_flows import flow_store
 from glove_mcp.server.connections import (
+    CALLBACK_PATH,
     ConnectionService,
     check_public_url,
-    default_principal,
     mounted_routes,
 )
-from glove_mcp.server.principals import Principal
+from glove_mcp.server.principals import (
+    DEFAULT_PRINCIPAL,
+    ApiKeys,
+    Authenticator,
+    FailureThrottle,
+    Principal,
+    session_owner,
+)
 from glove_mcp.server.session_storage import SessionStorage, SessionStore
 
 if TYPE_CHECKING:
@@ -96,30 +94,34 @@ if TYPE_CHECKING:
 __all__ = [
     "ACCESS_LOGGER",
     "AgentFactory",
+    "Authenticator",
     "ConnectionService",
     "HeadlessServer",
     "HttpLimits",
+    "Principal",
     "SessionStore",
+    "session_owner",
     "uvicorn_config",
 ]
 
 logger = logging.getLogger(__name__)
 
-AgentFactory = Callable[[str, SessionStore, AsyncExitStack], "Glove | Awaitable[Glove]"]
-"""``factory(session_id, store, stack)`` builds a session's agent on ``store`` (a
-``SqliteStore``, or a ``PostgresStore`` with ``database_url=``); resources it opens (an MCP
-mount, an event queue) go on ``stack``, which the server closes when it closes the session
-(idle, or at shutdown). It runs again when a closed session is reopened."""
-
-_WHEN_IDLE = ("auto", "wake", "defer")
-_NO_FILES = (
-    "out of file descriptors (ulimit -n), or the database file cannot be opened: answering "
-    "503; raise the limit or lower --max-sessions / --max-connections"
-)
+Endpoint = Callable[[Request], Awaitable[Response]]
+"""A route's handler."""
 
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
+
+
+def _principal(request: Request) -> Principal:
+    principal: Principal = request.state.principal
+    return principal
+
+
+async def _whoami(request: Request) -> Response:
+    principal = _principal(request)
+    return JSONResponse({"principal": principal.name, "scopes": sorted(principal.scopes)})
 
 
 class HeadlessServer:
@@ -128,10 +130,23 @@ class HeadlessServer:
     Args:
         db_path: the SQLite file holding every session's conversation; None with
             ``database_url``.
-        api_key: the bearer key every request must carry; required. Compared as UTF-8 bytes.
+        api_key: one bearer key, of principal ``default`` (at least 20 characters; compared
+            by its SHA-256 digest); or None with ``authenticator=``. Both may be given: the
+            key is tried first.
         agent_factory: builds a session's agent (see ``AgentFactory``); it should pass
             ``server_mode=True`` to ``Glove``, and a ``SqliteEventQueue`` on ``store.path``
             (``EventsConfig(queue=)``) so queued events outlive a closed session or a restart.
+            ``session_owner()`` names the session's principal while it runs.
+        authenticator: names each request's principal (``ApiKeys`` of a keys file, a
+            ``JwtAuthenticator``, ``FirstOf`` several, or the application's own
+            ``Authenticator``).
+        throttle: failed authentications per client address (default ``FailureThrottle()``:
+            20 failures, then one more every 2 s; 429 with ``Retry-After`` meanwhile).
+        max_sessions_per_principal: sessions one principal may have stored (default 1000;
+            None: no limit); creating more gets 429.
+        max_pending_events: outside events waiting in the whole database, every session
+            together, beyond which ``POST /sessions/{id}/events`` gets 503 (default 10000;
+            None: no limit; counted in tables named ``glove_events``).
         max_body_bytes: larger request bodies are refused with 413 (default 256 KiB).
         body_timeout: seconds a request body may take to arrive; slower ones get 408
             (default 30).
@@ -141,9 +156,9 @@ class HeadlessServer:
             more can be open while that many are busy.
         idle_timeout: seconds after its last request at which a session is closed (default
             600); ``None`` closes sessions only when ``max_sessions`` needs room.
-        web: serve the chat page at ``/`` (default False). It asks for the API key and calls
-            the same routes with it; build the Glove with ``server_mode=False`` so the agent
-            asks the page's person for permissions and elicitations.
+        web: serve the chat page at ``/`` (default False). It asks for a key or token and
+            calls the same routes with it; build the Glove with ``server_mode=False`` so the
+            agent asks the page's person for permissions and elicitations.
         database_url: a ``postgresql://`` URL instead of ``db_path``: sessions, and whatever
             the factory keeps on ``store.database`` (``PostgresEventQueue``,
             ``PostgresMcpAdapter``), live in one PostgreSQL database that any number of
@@ -159,19 +174,25 @@ class HeadlessServer:
             loopback.
         connections: serve ``/connections`` and ``/oauth/callback`` for these servers,
             flows kept in the server's database (``docs/connections.md``).
-        principal_of: the principal of an authenticated request (default: ``default``).
+        principal_of: the principal of an authenticated request for the connection routes
+            (default: the one the authenticator named, ``request.state.principal``).
 
     Raises:
-        ValueError: no API key was given (a server without one would be open to anyone), or
-            a limit is out of range (the message names it).
+        ValueError: neither an API key nor an authenticator was given (a server without one
+            would be open to anyone), the key is shorter than 20 characters, or a limit is
+            out of range (the message names it).
     """
 
     def __init__(
         self,
         db_path: str | None,
-        api_key: str,
+        api_key: str | None,
         agent_factory: AgentFactory,
         *,
+        authenticator: Authenticator | None = None,
+        throttle: FailureThrottle | None = None,
+        max_sessions_per_principal: int | None = 1000,
+        max_pending_events: int | None = 10_000,
         max_body_bytes: int = 256 * 1024,
         body_timeout: float = 30.0,
         max_sessions: int | None = None,
@@ -184,17 +205,25 @@ class HeadlessServer:
         database_max_locks: int = 100,
         public_url: str | None = None,
         connections: ConnectionService | None = None,
-        principal_of: Callable[[Request], Principal] = default_principal,
+        principal_of: Callable[[Request], Principal] | None = None,
     ) -> None:
-        if not api_key or not api_key.strip():
+        if (api_key is None or not api_key.strip()) and authenticator is None:
             raise ValueError(
-                "the headless server needs an API key: pass api_key= (glove-mcp serve reads "
-                "GLOVE_API_KEY); it refuses to start without one"
+                "the headless server needs an API key or an authenticator: pass api_key= "
+                "(glove-mcp serve reads GLOVE_API_KEY) or authenticator=; it refuses to start "
+                "without one"
             )
+        keys = ApiKeys.single(api_key, DEFAULT_PRINCIPAL) if api_key else None
         if max_body_bytes < 1:
             raise ValueError(f"max_body_bytes must be 1 or more, got {max_body_bytes}")
         if body_timeout <= 0:
             raise ValueError(f"body_timeout must be more than 0 seconds, got {body_timeout}")
+        for name, limit in (
+            ("max_sessions_per_principal", max_sessions_per_principal),
+            ("max_pending_events", max_pending_events),
+        ):
+            if limit is not None and limit < 1:
+                raise ValueError(f"{name} must be 1 or more (or None), got {limit}")
         database = None
         if database_url is not None:
             database = DatabaseOptions(
@@ -207,42 +236,81 @@ class HeadlessServer:
         self._storage: SessionStorage = session_storage(db_path, database)
         public_url = check_public_url(public_url)
         self._flows = None if connections is None else flow_store(db_path, self.database)
-        self._api_key = api_key.encode("utf-8")
-        self._factory = agent_factory
-        self._max_body = max_body_bytes
-        self._body_timeout = body_timeout
+        self._authenticators: list[Authenticator] = [
+            a for a in (keys, authenticator) if a is not None
+        ]
+        self._throttle = throttle or FailureThrottle()
         self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
         self._no_files = OncePer(logger)
         self._relays = Relays()
-        sessions = SessionRoutes(
-            authorize=self._authorize,
-            use=self._use,
-            read_json=self._json,
-            cache=self._cache,
-            storage=self._storage,
-            relays=self._relays,
+        access = SessionAccess(
+            self._storage, self._cache, self._relays, agent_factory, max_sessions_per_principal
         )
-        guard = self._guard
+        sessions = SessionRoutes(
+            access,
+            PendingEvents(self._storage.pending_events, max_pending_events),
+            self._no_files,
+            max_body_bytes=max_body_bytes,
+            body_timeout=body_timeout,
+        )
         self.app = Starlette(
-            routes=[
-                Route("/sessions", guard(self._create), methods=["POST"]),
-                Route("/sessions", guard(sessions.listing), methods=["GET"]),
-                Route("/sessions/{id}", guard(self._history), methods=["GET"]),
-                Route("/sessions/{id}", guard(sessions.delete), methods=["DELETE"]),
-                Route("/sessions/{id}/messages", guard(self._message), methods=["POST"]),
-                Route("/sessions/{id}/events", guard(self._event), methods=["POST"]),
-                Route("/sessions/{id}/events", guard(sessions.follow), methods=["GET"]),
-                Route("/sessions/{id}/slots", guard(sessions.slots), methods=["GET"]),
-                Route("/sessions/{id}/slots/{slot_id}", guard(sessions.answer), methods=["POST"]),
-                *(web_routes() if web else []),
-                *mounted_routes(
-                    connections, self._flows, self._authorize, principal_of, public_url
-                ),
-            ],
             middleware=[Middleware(AccessLog)],
             # Only Starlette's own 404/405 reach this; routes answer their errors themselves.
             exception_handlers={HTTPException: self._http_error},
             lifespan=self._lifespan,
+        )
+        # Every route, in one table: path, method, endpoint; each needs a credential (see
+        # ``add_route`` for public ones).
+        table: list[tuple[str, str, Endpoint]] = [
+            ("/sessions", "POST", sessions.create),
+            ("/sessions", "GET", sessions.listing),
+            ("/sessions/{id}", "GET", sessions.history),
+            ("/sessions/{id}", "DELETE", sessions.delete),
+            ("/sessions/{id}/messages", "POST", sessions.message),
+            ("/sessions/{id}/events", "POST", sessions.event),
+            ("/sessions/{id}/events", "GET", sessions.follow),
+            ("/sessions/{id}/slots", "GET", sessions.slots),
+            ("/sessions/{id}/slots/{slot_id}", "POST", sessions.answer),
+            ("/principal", "GET", _whoami),
+        ]
+        for path, method, endpoint in table:
+            self.add_route(path, endpoint, methods=[method])
+        if web:
+            self.app.router.routes.extend(web_routes())  # static files: no credential
+        # /connections and the OAuth callback: authenticated here like every route (the
+        # callback is public: its state is the credential).
+        for route in mounted_routes(
+            connections,
+            self._flows,
+            lambda request: None,
+            lambda request: principal_of(request) if principal_of else request.state.principal,
+            public_url,
+        ):
+            self.add_route(
+                route.path,
+                route.endpoint,
+                methods=sorted((route.methods or set()) - {"HEAD"}),
+                public=route.path == CALLBACK_PATH,
+            )
+
+    def add_route(
+        self,
+        path: str,
+        endpoint: Endpoint,
+        *,
+        methods: list[str],
+        public: bool = False,
+    ) -> None:
+        """Serve ``endpoint`` at ``path`` with the server's authentication and error handling.
+
+        The endpoint finds the caller as ``request.state.principal`` (a ``Principal``). A
+        ``public`` route is served without a credential (e.g. an OAuth callback, where the
+        ``state`` parameter is the credential); ``request.state.principal`` is then None.
+        Errors it raises as ``HTTPException`` are answered as ``{"error": …}``; any other is
+        logged once and answered 500 (503 when out of file descriptors).
+        """
+        self.app.router.routes.append(
+            Route(path, self._guard(endpoint, public=public), methods=methods)
         )
 
     def __repr__(self) -> str:
@@ -266,7 +334,7 @@ class HeadlessServer:
     async def _lifespan(self, app: Starlette) -> AsyncIterator[None]:
         try:
             await self.open()
-            with quiet_accept_errors(self._no_files, _NO_FILES), quiet_refusals():
+            with quiet_accept_errors(self._no_files, NO_FILES), quiet_refusals():
                 yield
         finally:
             await self.aclose()
@@ -289,14 +357,19 @@ class HeadlessServer:
         finally:
             await storage_closer(self._storage)
 
-    def _guard(
-        self, endpoint: Callable[[Request], Awaitable[Response]]
-    ) -> Callable[[Request], Awaitable[Response]]:
-        """Answer a route's errors here: an exception reaching Starlette's error middleware is
-        answered *and* re-raised, and uvicorn then logs its traceback (once per request)."""
+    def _guard(self, endpoint: Endpoint, *, public: bool) -> Endpoint:
+        """Authenticate, then answer a route's errors here: an exception reaching Starlette's
+        error middleware is answered *and* re-raised, and uvicorn then logs its traceback
+        (once per request)."""
 
         async def guarded(request: Request) -> Response:
             try:
+                if public:
+                    request.state.principal = None
+                else:
+                    refusal = await self._authenticate(request)
+                    if refusal is not None:
+                        return refusal
                 return await endpoint(request)
             except HTTPException as exc:
                 return await self._http_error(request, exc)
@@ -308,196 +381,38 @@ class HeadlessServer:
     async def _http_error(self, request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
         logger.info("%s %s: %d %s", request.method, request.url.path, exc.status_code, exc.detail)
-        return _error(exc.status_code, exc.detail)
+        response = _error(exc.status_code, exc.detail)
+        if isinstance(exc, RetryLater):
+            response.headers["Retry-After"] = str(exc.retry_after)
+        return response
 
     def _crash(self, request: Request, exc: Exception) -> Response:
         if out_of_files(exc):
-            self._no_files.warning(_NO_FILES)
+            self._no_files.warning(NO_FILES)
             response = _error(503, "the server is out of resources; retry shortly")
             response.headers["Retry-After"] = "5"
             return response
         logger.exception("unhandled error on %s %s", request.method, request.url.path)
         return _error(500, "internal error; the server log has the details")
 
-    def _authorize(self, request: Request) -> None:
-        header = request.headers.get("authorization", "")
-        scheme, _, token = header.partition(" ")
-        # Starlette decodes header bytes as latin-1; encoding back gives the bytes sent, which
-        # a client with a non-ASCII key sends as UTF-8.
-        sent = token.encode("latin-1")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(sent, self._api_key):
-            raise HTTPException(401, "missing or wrong API key: send Authorization: Bearer <key>")
-
-    async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
-        return await read_json(
-            request, max_bytes=self._max_body, body_timeout=self._body_timeout, optional=optional
+    async def _authenticate(self, request: Request) -> Response | None:
+        """Set ``request.state.principal``; or the answer refusing the request (401, 429)."""
+        address = request.client.host if request.client is not None else "unknown"
+        wait = self._throttle.retry_after(address)
+        if wait is not None:
+            # Before the credential is looked at: a right guess gets the same answer.
+            response = _error(429, "too many failed authentications from this address")
+            response.headers["Retry-After"] = str(wait)
+            return response
+        for authenticator in self._authenticators:
+            principal = await authenticator.authenticate(request)
+            if principal is not None:
+                request.state.principal = principal
+                return None
+        self._throttle.failed(address)
+        logger.info("%s %s: 401 (no valid credential)", request.method, request.url.path)
+        response = _error(
+            401, "missing or wrong API key or token: send Authorization: Bearer <key>"
         )
-
-    async def _acquire(self, session_id: str, *, create: bool = False) -> CachedSession:
-        """The session, open and pinned (pair with ``self._cache.release``)."""
-        if not SESSION_ID.match(session_id):
-            raise HTTPException(400, "a session id is 1-128 characters from [A-Za-z0-9_.:-]")
-
-        async def open_session() -> CachedSession:
-            store = await (self._storage.claim if create else self._storage.find)(session_id)
-            if store is None:
-                if create:
-                    raise HTTPException(409, f"session {session_id!r} already exists")
-                raise HTTPException(404, f"no session {session_id!r}")
-            stack = AsyncExitStack()
-            try:
-                glove = self._factory(session_id, store, stack)
-                if inspect.isawaitable(glove):
-                    glove = await glove
-                glove.build()
-            except BaseException:
-                try:
-                    await stack.aclose()
-                finally:
-                    await store.aclose()
-                raise
-            # Followers of the session see what its agent does until it closes.
-            stack.callback(self._relays.attach(session_id, glove, store))
-            return CachedSession(session_id, glove, store, stack)
-
-        try:
-            return await self._cache.acquire(session_id, open_session, new=create)
-        except SessionOpenError:
-            raise HTTPException(409, f"session {session_id!r} already exists") from None
-
-    @contextlib.asynccontextmanager
-    async def _use(self, session_id: str) -> AsyncIterator[CachedSession]:
-        session = await self._acquire(session_id)
-        try:
-            yield session
-        finally:
-            self._cache.release(session)
-
-    # -- routes -----------------------------------------------------------------------------
-
-    async def _create(self, request: Request) -> Response:
-        self._authorize(request)
-        body = await self._json(request, optional=True)
-        session_id = body.get("id", new_id("sess_"))
-        if not isinstance(session_id, str):
-            raise HTTPException(400, "'id' must be a string")
-        self._cache.release(await self._acquire(session_id, create=True))
-        return JSONResponse({"id": session_id}, status_code=201)
-
-    async def _history(self, request: Request) -> Response:
-        self._authorize(request)
-        async with self._use(request.path_params["id"]) as session:
-            messages = await session.store.get_messages()
-        return JSONResponse(
-            {
-                "id": request.path_params["id"],
-                "messages": [m.model_dump(mode="json", exclude_none=True) for m in messages],
-            }
-        )
-
-    async def _event(self, request: Request) -> Response:
-        self._authorize(request)
-        body = await self._json(request)
-        missing = [k for k in ("id", "source", "kind", "content") if not body.get(k)]
-        if missing:
-            raise HTTPException(400, f"missing event field(s): {', '.join(missing)}")
-        when_idle = body.get("when_idle", "auto")
-        if when_idle not in _WHEN_IDLE:
-            raise HTTPException(400, f"when_idle must be one of {', '.join(_WHEN_IDLE)}")
-        expires_at = None
-        if body.get("expires_at") is not None:
-            try:
-                expires_at = datetime.fromisoformat(str(body["expires_at"]))
-            except ValueError:
-                raise HTTPException(400, "expires_at must be an ISO 8601 date-time") from None
-            if expires_at.tzinfo is None:
-                raise HTTPException(400, "expires_at needs a timezone (e.g. ...Z or +00:00)")
-        for name in ("id", "source", "kind", "content"):
-            if not isinstance(body[name], str):
-                raise HTTPException(400, f"event field {name!r} must be a string")
-        async with self._use(request.path_params["id"]) as session:
-            try:
-                disposition = await session.glove.emit_event(
-                    id=body["id"],
-                    source=body["source"],
-                    kind=body["kind"],
-                    content=body["content"],
-                    when_idle=when_idle,
-                    expires_at=expires_at,
-                )
-            except EventTooLargeError as exc:
-                raise HTTPException(413, str(exc)) from None
-            except EventQueueFullError as exc:
-                raise HTTPException(429, str(exc)) from None  # the sender retries later
-        return JSONResponse({"disposition": disposition})
-
-    async def _message(self, request: Request) -> Response:
-        self._authorize(request)
-        body = await self._json(request)
-        text = body.get("text")
-        if not isinstance(text, str) or not text.strip():
-            raise HTTPException(400, "'text' must be a non-empty string")
-        session = await self._acquire(request.path_params["id"])
-        queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
-        # The turn runs to completion even if the client goes away, so history stays whole;
-        # the session stays pinned (never closed) until it ends.
-        task = asyncio.create_task(self._turn(session, text, queue))
-        task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
-        return StreamingResponse(
-            _sse(queue),
-            media_type="text/event-stream",
-            headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
-        )
-
-    async def _turn(
-        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
-    ) -> None:
-        forwarder = _SseForwarder(queue)
-        glove = session.glove
-        try:
-            async with session.lock:
-                glove.add_subscriber(forwarder)
-                unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
-                try:
-                    result = await glove.process_request(text)
-                finally:
-                    unsubscribe()
-                    glove.remove_subscriber(forwarder)
-                    relay = self._relays.peek(session.id)
-                    if relay is not None:
-                        await relay.turn_ended()  # a turn that failed part way announced no save
-            usage = result.usage.model_dump()
-            await queue.put(("final", {"text": result.text, "usage": usage}))
-        except GloveError as exc:
-            message = f"{type(exc).__name__}: {exc}"
-            await queue.put(("error", error_data(message, session_id=session.id)))
-        except Exception as exc:
-            if out_of_files(exc):
-                self._no_files.warning(_NO_FILES)
-            else:
-                logger.exception("a session request failed")
-            await queue.put(("error", {"error": "internal error; see the server log"}))
-        finally:
-            self._cache.release(session)
-            await queue.put(None)
-
-
-async def _sse(queue: asyncio.Queue[SseItem | None]) -> AsyncIterator[str]:
-    while (item := await queue.get()) is not None:
-        yield frame(*item)
-
-
-class _SseForwarder:
-    """Turns a session's subscriber events (and slot changes) into a reply stream's items."""
-
-    def __init__(self, queue: asyncio.Queue[SseItem | None]) -> None:
-        self._queue = queue
-
-    async def record(self, event: SubscriberEvent) -> None:
-        item = event_item(event)
-        if item is not None:
-            await self._queue.put(item)
-
-    def slots_changed(self, slots: list[Slot]) -> None:
-        waiting = [slot_json(s) for s in slots if s.kind == "wait"]
-        self._queue.put_nowait(("slots", {"slots": waiting}))
+        response.headers["WWW-Authenticate"] = "Bearer"
+        return response

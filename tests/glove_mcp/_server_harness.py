@@ -24,7 +24,7 @@ import uvicorn
 from glove_core import Glove, ScriptedModel, Tool
 from glove_mcp.server import HeadlessServer, HttpLimits, SessionStore, uvicorn_config
 
-KEY = "serve-test-key"
+KEY = "serve-test-key-long-enough"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 

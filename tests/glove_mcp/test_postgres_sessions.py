@@ -23,7 +23,7 @@ async def test_delete_removes_the_session_and_everything_under_its_id(postgres_u
         await storage.open()
         db = storage.database
         for sid in ("gone", "kept"):
-            store = await storage.claim(sid)
+            store = await storage.claim(sid, "default")
             assert store is not None
             await store.append_messages([Message(sender="user", text=sid)])
             await PostgresMcpAdapter(db, sid).activate("notes")

@@ -18,7 +18,7 @@ from glove_mcp.server import HeadlessServer, SessionStore
 from glove_mcp.testing import McpTestServer, serve
 from tests.glove_mcp._server_harness import sse_events
 
-KEY = "test-api-key"
+KEY = "test-api-key-long-enough-1"
 AUTH = {"Authorization": f"Bearer {KEY}"}
 
 

@@ -24,7 +24,11 @@ from glove_mcp.server.connections import check_public_url, connection_routes
 from glove_mcp.server.principals import Principal
 from glove_mcp.testing import OAuthTestServer, serve_oauth_server
 
-KEYS = {"key-alice": "alice", "key-bob": "bob", "key-carol": "carol"}
+KEYS = {
+    "key-alice-0123456789abcdef": "alice",
+    "key-bob-0123456789abcdef00": "bob",
+    "key-carol-0123456789abcdef": "carol",
+}
 BASE = "http://127.0.0.1:8000"
 
 
@@ -130,7 +134,7 @@ async def run_agent(setup: Setup, principal: str, script: list[Any]) -> tuple[li
 async def test_two_principals_connect_and_their_agents_send_their_own_tokens(
     setup: Setup,
 ) -> None:
-    async with setup.client("key-alice") as alice:
+    async with setup.client("key-alice-0123456789abcdef") as alice:
         listed = (await alice.get("/connections")).json()["connections"]
     assert listed == [
         {
@@ -142,14 +146,14 @@ async def test_two_principals_connect_and_their_agents_send_their_own_tokens(
             "scopes": [],
         }
     ]
-    done = await connect(setup, "key-alice")
+    done = await connect(setup, "key-alice-0123456789abcdef")
     assert done.status_code == 200
     assert "Connected: Notes" in done.text and "You can close this tab." in done.text
-    assert (await connect(setup, "key-bob")).status_code == 200
+    assert (await connect(setup, "key-bob-0123456789abcdef00")).status_code == 200
     alice_token = await token_of(setup.store, "alice", setup.oauth.url)
     bob_token = await token_of(setup.store, "bob", setup.oauth.url)
     assert alice_token != bob_token
-    async with setup.client("key-alice") as alice:
+    async with setup.client("key-alice-0123456789abcdef") as alice:
         row = (await alice.get("/connections")).json()["connections"][0]
     assert row["state"] == "connected" and row["expires_at"] is not None
     assert set(row["scopes"]) == {"notes:read", "notes:write"}
@@ -177,7 +181,7 @@ async def test_two_principals_connect_and_their_agents_send_their_own_tokens(
 async def test_an_unconnected_principal_is_told_the_connect_step_and_sends_nothing(
     setup: Setup,
 ) -> None:
-    assert (await connect(setup, "key-alice")).status_code == 200
+    assert (await connect(setup, "key-alice-0123456789abcdef")).status_code == 200
     seen = setup.oauth.http.control.seen_tokens
     before = len(seen)
     _, model = await run_agent(
@@ -204,7 +208,7 @@ async def callback(setup: Setup, client: httpx2.AsyncClient, **query: str) -> ht
 
 
 async def test_bad_callbacks_each_get_a_page_and_store_nothing(setup: Setup) -> None:
-    async with setup.client("key-alice") as alice:
+    async with setup.client("key-alice-0123456789abcdef") as alice:
         url = await start(alice)
         state = parse_qs(urlsplit(url).query)["state"][0]
         cases = {
@@ -229,7 +233,7 @@ async def test_bad_callbacks_each_get_a_page_and_store_nothing(setup: Setup) -> 
 
 
 async def test_denied_consent_wrong_issuer_failed_exchange_and_replay(setup: Setup) -> None:
-    async with setup.client("key-alice") as alice:
+    async with setup.client("key-alice-0123456789abcdef") as alice:
         setup.oauth.provider.deny = True
         denied = await alice.get(await approve(await start(alice)))
         setup.oauth.provider.deny = False
@@ -265,7 +269,7 @@ async def test_expired_flow_is_refused(tmp_path: Path) -> None:
         flows = SqliteFlows(str(tmp_path / "s.db"))
         app = make_app(connections, flows)
         transport = httpx2.ASGITransport(app=app)
-        headers = {"Authorization": "Bearer key-alice"}
+        headers = {"Authorization": "Bearer key-alice-0123456789abcdef"}
         async with httpx2.AsyncClient(transport=transport, base_url=BASE, headers=headers) as alice:
             path = await approve(await start(alice))
             expired = await alice.get(path)
@@ -275,10 +279,10 @@ async def test_expired_flow_is_refused(tmp_path: Path) -> None:
 
 
 async def test_disconnect_revokes_and_forgets(setup: Setup) -> None:
-    assert (await connect(setup, "key-alice")).status_code == 200
-    assert (await connect(setup, "key-bob")).status_code == 200
+    assert (await connect(setup, "key-alice-0123456789abcdef")).status_code == 200
+    assert (await connect(setup, "key-bob-0123456789abcdef00")).status_code == 200
     token = await token_of(setup.store, "alice", setup.oauth.url)
-    async with setup.client("key-alice") as alice:
+    async with setup.client("key-alice-0123456789abcdef") as alice:
         gone = await alice.delete("/connections/notes")
         row = (await alice.get("/connections")).json()["connections"][0]
         again = await alice.delete("/connections/notes")
@@ -290,7 +294,7 @@ async def test_disconnect_revokes_and_forgets(setup: Setup) -> None:
 
 
 async def test_routes_need_a_key_and_a_known_server(setup: Setup) -> None:
-    async with setup.client() as anonymous, setup.client("key-alice") as alice:
+    async with setup.client() as anonymous, setup.client("key-alice-0123456789abcdef") as alice:
         assert (await anonymous.get("/connections")).status_code == 401
         assert (await anonymous.post("/connections/notes")).status_code == 401
         assert (await alice.post("/connections/ghost")).status_code == 404
@@ -332,7 +336,7 @@ async def test_a_flow_started_on_one_instance_completes_on_another(
             connections = Connections([entry], MemoryOAuthStore())  # store set below
             server = HeadlessServer(
                 None,
-                "key-alice",
+                "key-alice-0123456789abcdef",
                 refuse,
                 database_url=postgres_url,
                 public_url="http://127.0.0.1:8000",
@@ -350,7 +354,7 @@ async def test_a_flow_started_on_one_instance_completes_on_another(
         }
         try:
             async with httpx2.AsyncClient(
-                mounts=mounts, headers={"Authorization": "Bearer key-alice"}
+                mounts=mounts, headers={"Authorization": "Bearer key-alice-0123456789abcdef"}
             ) as browser:
                 started = await browser.post("http://127.0.0.1:8001/connections/notes")
                 url = started.json()["authorize_url"]
@@ -393,7 +397,7 @@ async def test_no_secret_reaches_a_log_a_repr_or_a_page(
     from glove_mcp.oauth.web_flow import WebAuthorization
 
     caplog.set_level(logging.DEBUG)
-    async with setup.client("key-alice") as alice:
+    async with setup.client("key-alice-0123456789abcdef") as alice:
         url = await start(alice)
         callback_path = await approve(url)
         done = await alice.get(callback_path)

@@ -36,7 +36,7 @@ async def storage(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterat
 
 
 async def _save(storage: Any, session_id: str, messages: list[Message]) -> None:
-    store = await storage.claim(session_id)
+    store = await storage.claim(session_id, "default")
     assert store is not None
     try:
         await store.append_messages(messages)
@@ -89,6 +89,6 @@ async def test_the_listing_returns_titles_beside_the_fields_it_had(tmp_path: Pat
         assert [s["id"] for s in sessions] == ["quiet", "talked"]
         quiet, talked = sessions
         # Backward compatible: the fields a client already reads are all still there.
-        assert set(talked) == {"id", "created_at", "updated_at", "messages", "title"}
+        assert set(talked) == {"id", "created_at", "updated_at", "messages", "owner", "title"}
         assert talked["title"] == "Deploy build 7, please" and talked["messages"] == 2
         assert quiet["title"] is None and quiet["messages"] == 0

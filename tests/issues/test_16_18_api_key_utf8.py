@@ -12,7 +12,7 @@ from pathlib import Path
 from glove_mcp.server import HeadlessServer
 from tests.glove_mcp._server_harness import running, simple_factory
 
-KEY = "clé-ключ-鍵"
+KEY = "clé-ключ-鍵-and-long-enough"
 
 
 async def test_a_non_ascii_key_matches_its_utf8_bytes_only(tmp_path: Path) -> None:
@@ -24,7 +24,7 @@ async def test_a_non_ascii_key_matches_its_utf8_bytes_only(tmp_path: Path) -> No
         mangled = KEY.encode("utf-8").decode("latin-1").encode("utf-8")
         refused = await client.post("/sessions", headers={b"Authorization": b"Bearer " + mangled})
         assert refused.status_code == 401
-        near = "clé"
+        near = "clé-near-key-long-enough"
         latin1 = {b"Authorization": b"Bearer " + near.encode("latin-1")}
         other = HeadlessServer(str(tmp_path / "t.db"), near, simple_factory())
         async with running(other) as second:

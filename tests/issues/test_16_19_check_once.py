@@ -12,7 +12,7 @@ from glove_core import SqliteEventQueue, SqliteStore
 from glove_core.errors import StoreCorruptError
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.server import HeadlessServer
-from tests.glove_mcp._server_harness import running, simple_factory
+from tests.glove_mcp._server_harness import KEY, running, simple_factory
 from tests.issues.test_16_19_sqlite_integrity import _garble, _store_file
 
 
@@ -40,7 +40,7 @@ async def test_check_pages_false_skips_the_check_and_the_default_does_not(
 
 async def test_the_server_refuses_a_damaged_file_on_its_first_session(tmp_path: Path) -> None:
     path, before = await _damaged(tmp_path)
-    server = HeadlessServer(str(path), "serve-test-key", simple_factory())
+    server = HeadlessServer(str(path), KEY, simple_factory())
     async with running(server) as client:
         first = await client.post("/sessions", json={"id": "one"})
         again = await client.get("/sessions/s")
@@ -54,7 +54,7 @@ async def test_the_server_checks_the_file_once_not_at_every_session_open(
 ) -> None:
     path = tmp_path / "chat.db"
     await _store_file(path)  # a conversation whose messages fill the middle of the file
-    server = HeadlessServer(str(path), "serve-test-key", simple_factory())
+    server = HeadlessServer(str(path), KEY, simple_factory())
     async with running(server) as client:
         assert (await client.post("/sessions", json={"id": "one"})).status_code == 201
         # A page of that conversation goes bad after the check. Opening another session

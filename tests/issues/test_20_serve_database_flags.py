@@ -16,7 +16,7 @@ from tests._postgres import require_postgres_driver
 @pytest.fixture
 def serve_args(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
-    monkeypatch.setenv("GLOVE_API_KEY", "k")
+    monkeypatch.setenv("GLOVE_API_KEY", "test-key-for-serve-0123456789")
     monkeypatch.delenv("GLOVE_DATABASE_URL", raising=False)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["ok"]))

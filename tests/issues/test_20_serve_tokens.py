@@ -217,7 +217,7 @@ def test_serve_keeps_tokens_in_its_database_unless_store_is_given(
     tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
-    monkeypatch.setenv("GLOVE_API_KEY", "k")
+    monkeypatch.setenv("GLOVE_API_KEY", "test-key-for-serve-0123456789")
     monkeypatch.delenv(DATABASE_ENV, raising=False)
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["ok"]))

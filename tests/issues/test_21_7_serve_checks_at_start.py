@@ -26,7 +26,7 @@ SCRIPTS = {
     ),
     "latency.json": (json.dumps({"latency": "slow", "replies": ["hi"]}), "latency must be"),
 }
-KEY = {"GLOVE_API_KEY": "k"}
+KEY = {"GLOVE_API_KEY": "test-key-for-serve-0123456789"}
 
 
 @pytest.mark.parametrize("name", sorted(SCRIPTS))

@@ -53,6 +53,10 @@ async function api(method, path, body, signal) {
     logout("the server refused the key; enter it again");
     throw new ApiError(401, "wrong API key");
   }
+  if (response.status === 429 && response.headers.get("Retry-After") && path === "/principal") {
+    throw new ApiError(429, "too many failed sign-ins from here; try again in " +
+      response.headers.get("Retry-After") + " s");
+  }
   if (!response.ok) {
     let message = response.status + " " + response.statusText;
     try {
@@ -98,9 +102,19 @@ async function readSse(response, onEvent) {
 
 // -- the key --------------------------------------------------------------------------------
 
-function login(key) {
+// Signs in with a key or a token: the server names its principal (GET /principal) before the
+// page shows anything; the session list is then that principal's own.
+async function signIn(key) {
   state.key = key;
+  let who;
+  try {
+    who = await (await api("GET", "/principal")).json();
+  } catch (err) {
+    if (err.status !== 401) logout(err.message);  // a 401 has logged out already
+    return;
+  }
   sessionStorage.setItem(KEY_ITEM, key);
+  showPrincipal(who);
   $("login").hidden = true;
   $("app").hidden = false;
   $("forget").hidden = false;
@@ -110,11 +124,24 @@ function login(key) {
   loadServers().catch((err) => showError("servers-error", err.message));
 }
 
+function showPrincipal(who) {
+  const node = $("principal");
+  if (!who) {
+    node.hidden = true;
+    node.textContent = "";
+    return;
+  }
+  const admin = (who.scopes || []).includes("admin") ? " (admin: every session)" : "";
+  node.textContent = "signed in as " + who.principal + admin;
+  node.hidden = false;
+}
+
 function logout(reason) {
   stopFollowing();
   state.key = null;
   state.session = null;
   sessionStorage.removeItem(KEY_ITEM);
+  showPrincipal(null);
   $("app").hidden = true;
   $("forget").hidden = true;
   $("login").hidden = false;
@@ -152,7 +179,8 @@ function sessionButton(session) {
   time.dateTime = session.updated_at;
   button.append(title, time);
   button.title = session.id + ": " + session.messages + " messages, started " +
-    shortTime(session.created_at) + ", last " + shortTime(session.updated_at);
+    shortTime(session.created_at) + ", last " + shortTime(session.updated_at) +
+    (session.owner ? ", of " + session.owner : "");
   button.addEventListener("click", () => openSession(session.id));
   return button;
 }
@@ -685,7 +713,7 @@ function start() {
     event.preventDefault();
     const key = $("key").value;
     $("key").value = "";
-    login(key);
+    signIn(key.trim());
   });
   $("forget").addEventListener("click", () => logout(""));
   $("new-session").addEventListener("click", () => newSession().catch((err) => showError("chat-error", err.message)));
@@ -710,7 +738,7 @@ function start() {
     }
   });
   const saved = sessionStorage.getItem(KEY_ITEM);
-  if (saved) login(saved);
+  if (saved) signIn(saved);
 }
 
 document.addEventListener("DOMContentLoaded", start);

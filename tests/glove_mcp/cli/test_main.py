@@ -169,7 +169,7 @@ def test_one_line_errors(
     assert main(["status"]) == 0
     assert "notion           not logged in" in capsys.readouterr().out
     assert main(["serve"]) == 2
-    assert "refusing to start without an API key" in capsys.readouterr().err
+    assert "refusing to start without a way to authenticate clients" in capsys.readouterr().err
     assert main(["auth", "notion", "--client-secret-env", "X"]) == 2
     assert "--client-secret-env needs --client-id" in capsys.readouterr().err
     monkeypatch.delenv("NO_SUCH_SECRET", raising=False)
@@ -315,7 +315,7 @@ async def test_serve_runs_a_headless_server(tmp_path: Path) -> None:
         script = tmp_path / "script.json"
         script.write_text(json.dumps(["Hello from the server."]))
         environment = cli_env(tmp_path)
-        environment["GLOVE_API_KEY"] = "k"
+        environment["GLOVE_API_KEY"] = "test-key-for-serve-0123456789"
         process = await asyncio.create_subprocess_exec(
             sys.executable,
             "-m",
@@ -339,7 +339,9 @@ async def test_serve_runs_a_headless_server(tmp_path: Path) -> None:
             base = re.search(r"(http://\S+)", line)
             assert base is not None, line
             async with httpx2.AsyncClient(
-                base_url=base.group(1), headers={"Authorization": "Bearer k"}, timeout=30
+                base_url=base.group(1),
+                headers={"Authorization": "Bearer test-key-for-serve-0123456789"},
+                timeout=30,
             ) as client:
                 session = (await client.post("/sessions")).json()["id"]
                 reply = await client.post(f"/sessions/{session}/messages", json={"text": "hi"})
