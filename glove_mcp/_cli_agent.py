@@ -29,7 +29,6 @@ from glove_mcp._cli_script import load_script, read_script, script_model
 from glove_mcp._cli_serve_db import (
     check_database_flags,
     database_kwargs,
-    follow_activations,
     session_parts,
     shown,
     start_database,
@@ -42,7 +41,9 @@ from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import mount_mcp
-from glove_mcp.oauth import OAuthStore, OAuthTokenSource
+from glove_mcp.mount.activation_sync import follow_activations
+from glove_mcp.oauth import OAuthStore
+from glove_mcp.oauth.stored_login import StoredLogin
 from glove_mcp.server.session_storage import SessionStore
 
 __all__ = ["chat", "demo", "serve"]
@@ -52,25 +53,6 @@ CHAT_PROMPT = (
     "need a capability you do not have, call find_capability with a short description of the "
     "need. Be concise."
 )
-
-
-class _StoredLogin:
-    """A server's OAuth tokens from the command's store: None until ``glove-mcp auth`` ran
-    (the server then answers 401 and discovery names the login command); refreshed silently
-    afterwards, and after a 401."""
-
-    def __init__(self, store: OAuthStore, entry: McpCatalogueEntry, login: str) -> None:
-        self._store = store
-        self._id = entry.id
-        self._source = OAuthTokenSource(store, entry.id, entry.url, login_command=login)
-
-    async def access_token(self, *, force_refresh: bool = False) -> str | None:
-        state = await self._store.get(self._id)
-        if state is None or state.tokens is None:
-            # No login (or one that never finished): send nothing rather than fail every
-            # request with a warning; the server's 401 makes discovery name the login.
-            return None
-        return await self._source.access_token(force_refresh=force_refresh)
 
 
 def _with_login_hints(
@@ -91,7 +73,7 @@ def _with_login_hints(
 def _token_lookup(
     store: OAuthStore, entries: list[McpCatalogueEntry], args: argparse.Namespace
 ) -> dict[str, Any]:
-    return {e.id: _StoredLogin(store, e, command_hint(args, "auth", e.id)) for e in entries}
+    return {e.id: StoredLogin(store, e, command_hint(args, "auth", e.id)) for e in entries}
 
 
 def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:

@@ -7,8 +7,8 @@ from glove_core import Glove, ScriptedModel
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores.postgres import PostgresStore
 from glove_mcp import McpCatalogueEntry, mount_mcp
-from glove_mcp._cli_serve_db import follow_activations
 from glove_mcp.adapter_postgres import PostgresMcpAdapter
+from glove_mcp.mount.activation_sync import follow_activations
 from glove_mcp.testing import serve
 
 
