@@ -43,7 +43,7 @@ from collections import deque
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from glove_core import Glove, Slot, StoreAdapter
 from glove_core.stores.base import read_messages_from
@@ -61,9 +61,11 @@ from glove_core.subscribers import (
 from glove_mcp.server._sse import SseItem, event_item, frame
 
 __all__ = [
+    "DeletedNotices",
     "FollowSnapshot",
     "Relays",
     "SavedNotices",
+    "SessionExistence",
     "SessionRelay",
     "follow_stream",
     "slot_json",
@@ -81,11 +83,30 @@ SAFETY_READ_SECONDS = 30.0
 OnSaved = Callable[[Callable[[], None]], AbstractAsyncContextManager[None]]
 
 
+@runtime_checkable
 class SavedNotices(Protocol):
     """A store that announces each append by any process (``PostgresStore``)."""
 
     def on_saved(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
         """Call ``callback`` after each append to the conversation while the block runs."""
+        ...
+
+
+@runtime_checkable
+class DeletedNotices(Protocol):
+    """A store that announces its session's deletion by any process (``PostgresStore``)."""
+
+    def on_deleted(self, callback: Callable[[], None]) -> AbstractAsyncContextManager[None]:
+        """Call ``callback`` when the conversation is deleted while the block runs."""
+        ...
+
+
+@runtime_checkable
+class SessionExistence(Protocol):
+    """A store that can say whether its session still exists (another process may delete it)."""
+
+    async def session_exists(self) -> bool:
+        """Whether the session is still in the store."""
         ...
 
 
@@ -193,10 +214,11 @@ class SessionRelay:
         return self._watch is not None
 
     def _start_watching(self) -> None:
-        # Duck-typed: a store with ``on_saved`` (SavedNotices) hears other instances' saves.
-        on_saved: OnSaved | None = getattr(self._store, "on_saved", None)
-        if self._watch is None and self._followers and on_saved is not None:
-            self._watch = asyncio.get_running_loop().create_task(self._watching(on_saved))
+        # A store that is SavedNotices hears other instances' saves. (``object``: mypy takes
+        # a StoreAdapter for one that can never also be another protocol.)
+        store: object = self._store
+        if self._watch is None and self._followers and isinstance(store, SavedNotices):
+            self._watch = asyncio.get_running_loop().create_task(self._watching(store.on_saved))
             self._watch.add_done_callback(self._watch_ended)
 
     def _stop_watching(self) -> bool:
@@ -215,8 +237,8 @@ class SessionRelay:
             notice.set()
 
         me = asyncio.current_task()
-        # Duck-typed like ``on_saved``: a store that hears deletions by other instances.
-        on_deleted: OnSaved | None = getattr(self._store, "on_deleted", None)
+        store: object = self._store
+        on_deleted: OnSaved | None = store.on_deleted if isinstance(store, DeletedNotices) else None
         async with contextlib.AsyncExitStack() as stack:
             await stack.enter_async_context(on_saved(notice.set))
             if on_deleted is not None:
@@ -281,9 +303,8 @@ class SessionRelay:
         self._send(("slots", {"slots": _waiting(slots)}))
 
     async def _deleted_elsewhere(self) -> bool:
-        # Duck-typed like ``on_saved``: a store that can say whether its session still exists.
-        exists: Callable[[], Awaitable[bool]] | None = getattr(self._store, "session_exists", None)
-        return exists is not None and not await exists()
+        store: object = self._store
+        return isinstance(store, SessionExistence) and not await store.session_exists()
 
     async def saved(self) -> None:
         """Send followers the messages saved since the last read (also called by the server
