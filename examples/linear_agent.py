@@ -14,55 +14,26 @@ from __future__ import annotations
 import asyncio
 import sys
 
-from _settings import LINEAR_URL, pick_model, token_store
+from _settings import LINEAR_URL, ask_one_server
 
-from glove_core import Glove, SubscriberEvent
-from glove_core.subscribers import ToolUse, ToolUseResult
-from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp.oauth import OAuthTokenSource
+from glove_mcp import McpCatalogueEntry
 
 URL = LINEAR_URL
-STORE = token_store()
 LINEAR = McpCatalogueEntry(
     id="linear", name="Linear", url=URL, description="Issues, projects and cycles in Linear."
 )
 
 
-class PrintTools:
-    """Shows each tool call and its outcome as it happens."""
-
-    async def record(self, event: SubscriberEvent) -> None:
-        match event:
-            case ToolUse(name=name, input=args):
-                print(f"→ {name} {args}")
-            case ToolUseResult(name=name, result=result):
-                print(f"← {name}: {result.status}")
-
-
-async def main(question: str) -> int:
-    source = OAuthTokenSource(
-        STORE, "linear", URL, login_command="python examples/linear_mcp_auth.py"
-    )
-
-    async def token(server_id: str) -> str | None:
-        return await source.access_token() if await STORE.get("linear") else None
-
-    agent = Glove(
-        model=pick_model("linear_agent"),
-        system_prompt="You work in the user's Linear workspace: issues and projects. Be brief.",
-        server_mode=True,
-    )
-    agent.add_subscriber(PrintTools())
-    adapter = MemoryMcpAdapter("linear-agent", active=["linear"], tokens=token)
-    async with await mount_mcp(agent, adapter=adapter, entries=[LINEAR]) as mount:
-        if "linear" not in mount.loaded:
-            print("could not connect to Linear; log in with: python examples/linear_mcp_auth.py")
-            return 1
-        agent.build()
-        result = await agent.process_request(question)
-        print(result.text)
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(asyncio.run(main(" ".join(sys.argv[1:]) or "What issues are open?")))
+    question = " ".join(sys.argv[1:]) or "What issues are open?"
+    sys.exit(
+        asyncio.run(
+            ask_one_server(
+                LINEAR,
+                "You work in the user's Linear workspace: issues and projects. Be brief.",
+                question,
+                example="linear_agent",
+                login="python examples/linear_mcp_auth.py",
+            )
+        )
+    )

@@ -31,7 +31,7 @@ logger = logging.getLogger(__name__)
 _MAX_LISTED_TOOLS = 40
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ToolRunner:
     """What running a tool call needs."""
 

@@ -325,7 +325,14 @@ class Glove(AsyncResource):
 
     def _loop_parts(self) -> LoopParts:
         publish, limits = self._subscribers.publish, self.result_limits
-        runner = ToolRunner(self, self._display, self._store, publish, self.max_retries, limits)
+        runner = ToolRunner(
+            agent=self,
+            display=self._display,
+            store=self._store,
+            publish=publish,
+            max_retries=self.max_retries,
+            limits=limits,
+        )
         return LoopParts(
             settings=self._settings,
             store=self._store,

@@ -90,7 +90,7 @@ class ModelSettings:
     system_prompt: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class LoopParts:
     """Everything one request needs, handed over by the Glove; the loop holds no Glove.
 

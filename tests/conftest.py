@@ -48,4 +48,4 @@ from tests._postgres import postgres_url as postgres_url  # noqa: E402
 
 # Registered here, once: a session fixture imported into several test modules is a fixture of
 # each, started once per module instead of once per run (per xdist worker).
-from tests.issues._cli21 import servers as servers  # noqa: E402
+from tests.glove_mcp.cli._commands import servers as servers  # noqa: E402

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import json
 import os
@@ -152,6 +153,130 @@ async def test_headless_server_example(tmp_path: Path) -> None:
                 )
                 assert "event: tool_result" in reply.text and '"status": "success"' in reply.text
                 assert 'event: final\ndata: {"text": "ENG-1."' in reply.text
+        finally:
+            process.terminate()
+            await process.wait()
+
+
+# -- the three short programs: a login, a terminal agent, a server with its page ----------------
+
+SHORT = ("login.py", "agent.py", "web_server.py")
+
+
+def test_the_short_programs_are_short() -> None:
+    for name in SHORT:
+        source = (EXAMPLES / name).read_text(encoding="utf-8")
+        assert len(source.splitlines()) <= 10, name
+        imported = [
+            alias.name
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in node.names
+        ]
+        assert len(imported) <= 4, (name, imported)
+
+
+async def test_login_then_the_agent_uses_and_keeps_the_stored_tokens(tmp_path: Path) -> None:
+    async with serve_oauth_server(build_tracker_server) as server:
+        (tmp_path / "servers.toml").write_text(
+            '[[servers]]\nid = "linear"\nname = "Linear"\n'
+            'description = "Issues, projects and cycles."\n'
+            f'url = "{server.url}"\ntags = ["issues"]\n',
+            encoding="utf-8",
+        )
+        environment = env(tmp_path)
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(EXAMPLES / "login.py"),
+            "linear",
+            "--no-browser",
+            "--port",
+            "0",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=environment,
+        )
+        assert process.stderr is not None and process.stdout is not None
+        url = None
+        while url is None:
+            line = (await asyncio.wait_for(process.stderr.readline(), 60)).decode()
+            assert line, "the login never printed its URL"
+            found = re.search(r"(http://127\.0\.0\.1:\d+/authorize\S+)", line)
+            url = found.group(1) if found else None
+        await _browse(url)
+        out = (await asyncio.wait_for(process.stdout.read(), 60)).decode()
+        assert await process.wait() == 0
+        assert "linear: AUTHORIZED" in out
+        assert "linear" in (tmp_path / "oauth.json").read_text()  # the library's default file
+
+        replies = [
+            {"tool_calls": [{"name": "find_capability", "input": {"need": "issue tracker"}}]},
+            {"tool_calls": [{"name": "activate", "input": {"id": "linear"}}]},
+            "Activated Linear.",
+            {"tool_calls": [{"name": "linear__list_issues", "input": {}}]},
+            "ENG-1 is open.",
+        ]
+        status, out, err = await run(
+            "agent.py",
+            environment,
+            "--session",
+            "s1",
+            "--script",
+            script(tmp_path, replies),
+            stdin=b"what is open in the tracker?\n/quit\n",
+        )
+        assert status == 0, err
+        assert "linear__list_issues" in out and "ENG-1 is open." in out
+        assert "error" not in out.split("linear__list_issues", 2)[-1].split("\n", 1)[0]
+        # Durable: the conversation is in the default SQLite file; the server stays active.
+        assert (tmp_path / "chat.db").exists()
+        status, out, err = await run(
+            "agent.py",
+            environment,
+            "--session",
+            "s1",
+            "--script",
+            script(tmp_path, ["Still here."]),
+            stdin=b"/quit\n",
+        )
+        assert status == 0, err
+        assert "active servers: linear" in out
+
+
+async def test_the_web_server_program_serves_the_page_and_a_session(tmp_path: Path) -> None:
+    async with serve("tracker") as tracker:
+        (tmp_path / "servers.toml").write_text(
+            '[[servers]]\nid = "linear"\nname = "Linear"\ndescription = "Issues."\n'
+            f'url = "{tracker}"\n',
+            encoding="utf-8",
+        )
+        replies = [{"tool_calls": [{"name": "find_capability", "input": {"need": "issues"}}]}]
+        replies += ["Nothing found."]
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            str(EXAMPLES / "web_server.py"),
+            "--port",
+            "0",
+            "--script",
+            script(tmp_path, replies),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env(tmp_path, GLOVE_API_KEY="k"),
+        )
+        try:
+            assert process.stdout is not None
+            line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
+            assert "chat page at /" in line, line
+            base = re.search(r"(http://\S+)", line).group(1)  # type: ignore[union-attr]
+            headers = {"Authorization": "Bearer k"}
+            async with httpx2.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
+                page = await client.get("/")
+                assert page.status_code == 200 and "text/html" in page.headers["content-type"]
+                session = (await client.post("/sessions")).json()["id"]
+                reply = await client.post(f"/sessions/{session}/messages", json={"text": "hi"})
+                assert "find_capability" in reply.text
+            assert (tmp_path / "server.db").exists()  # sessions in the default SQLite file
         finally:
             process.terminate()
             await process.wait()

@@ -34,7 +34,6 @@ from glove_mcp.cli.serve_auth import serve_authenticator
 from glove_mcp.cli.serve_database import (
     check_database_flags,
     database_kwargs,
-    follow_activations,
     session_parts,
     shown,
     start_database,
@@ -43,6 +42,7 @@ from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import mount_mcp
+from glove_mcp.mount.activation_sync import follow_activations
 from glove_mcp.oauth import BoundLogin, OAuthStore, UrlPolicy
 from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.server.session_storage import SessionStore

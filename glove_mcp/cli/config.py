@@ -11,6 +11,9 @@ from __future__ import annotations
 import os
 
 from glove_mcp.errors import GloveMcpError
+from glove_mcp.paths import config_dir
+from glove_mcp.paths import data_dir as data_dir_name
+from glove_mcp.paths import token_file as token_file_name
 
 # Not typing.TYPE_CHECKING, and pathlib/tomllib imported where used: ``glove-mcp status``
 # goes through this module, and each of them costs its start-up several ms.
@@ -83,17 +86,6 @@ class CatalogueFileError(GloveMcpError):
         super().__init__(f"catalogue {str(path)!r}: {problem}")
 
 
-def data_dir_name() -> str:
-    """``$GLOVE_HOME``, else ``$XDG_DATA_HOME/glove``, else ``~/.local/share/glove``."""
-    explicit = os.environ.get("GLOVE_HOME")
-    if explicit:
-        return os.path.expanduser(explicit)
-    base = os.environ.get("XDG_DATA_HOME") or os.path.join(
-        os.path.expanduser("~"), ".local", "share"
-    )
-    return os.path.join(base, "glove")
-
-
 def data_dir() -> Path:
     """The command's data directory (``data_dir_name()``) as a path."""
     from pathlib import Path
@@ -103,8 +95,7 @@ def data_dir() -> Path:
 
 def config_dir_name() -> str:
     """``$XDG_CONFIG_HOME/glove``, else ``~/.config/glove``: where the catalogue lives."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return os.path.join(base, "glove")
+    return config_dir()
 
 
 def catalogue_file_name() -> str:
@@ -274,11 +265,6 @@ def open_token_store(kind: StoreKind = "file") -> OAuthStore:
     if kind == "keyring":
         return KeyringOAuthStore(service="glove-mcp")
     return FsOAuthStore(token_file())
-
-
-def token_file_name() -> str:
-    """The command's OAuth token file (the ``file`` store)."""
-    return os.path.join(data_dir_name(), "oauth.json")
 
 
 def token_file() -> Path:

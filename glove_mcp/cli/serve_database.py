@@ -15,13 +15,10 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Any
 
-from glove_core import Glove, GloveError, SqliteEventQueue
-from glove_core.abort import AbortSignal
+from glove_core import GloveError, SqliteEventQueue
 from glove_core.event_queue import EventQueue
 from glove_mcp.adapter import McpAdapter, SqliteMcpAdapter
 from glove_mcp.cli.errors import CliError
-from glove_mcp.errors import GloveMcpError
-from glove_mcp.mount import McpMount
 from glove_mcp.server.session_storage import SessionStore
 
 logger = logging.getLogger(__name__)
@@ -30,7 +27,6 @@ __all__ = [
     "check_database_flags",
     "check_database_url",
     "database_kwargs",
-    "follow_activations",
     "session_parts",
     "shown",
     "start_database",
@@ -127,23 +123,3 @@ async def session_parts(
     adapter = SqliteMcpAdapter(db, session_id, tokens=tokens, check_pages=False)
     stack.push_async_callback(adapter.aclose)
     return sqlite_queue, adapter
-
-
-def follow_activations(glove: Glove, mount: McpMount) -> None:
-    """Before each turn, load the servers another instance activated for the conversation
-    and drop those it deactivated (one read of the adapter), so every instance offers the
-    conversation the same tools. Inside the turn, under the conversation's lock."""
-
-    async def sync(signal: AbortSignal) -> None:
-        active = [i for i in await mount.adapter.get_active() if i in mount.entries]
-        for server_id in active:
-            if server_id not in mount.loaded:
-                try:
-                    await mount.activate(server_id)
-                except GloveMcpError as exc:
-                    # Fail open, as a reload does: the turn goes on without that server.
-                    logger.warning("cannot load MCP server %r: %s", server_id, exc)
-        for server_id in [i for i in mount.loaded if i not in active]:
-            await mount.deactivate(server_id)
-
-    glove.add_turn_preparer(sync)

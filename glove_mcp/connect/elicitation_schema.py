@@ -60,7 +60,7 @@ class FormError(ValueError):
         super().__init__(f"field {field!r}: {problem}" if field else problem)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class FormField:
     """One property of a form, as a UI shows it and the checker enforces it."""
 

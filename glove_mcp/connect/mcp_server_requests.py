@@ -186,7 +186,7 @@ def _bounded(data: Any) -> Any:
     return f"{text[:_MAX_LOG_DATA_CHARS]}… [{len(text) - _MAX_LOG_DATA_CHARS:,} characters cut]"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class ServerRequests:
     """How a session answers its server.
 

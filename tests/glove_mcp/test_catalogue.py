@@ -2,7 +2,7 @@
 
 The ranking tests pin the lexical ranking (BM25F, ``ranker=None``): which words match, and
 how. The default ranker fuses WordLlama on top of it, which may add candidates that share no
-word with the query; tests/issues/test_17_default_ranker.py covers that."""
+word with the query; tests/glove_mcp/discovery/test_default_ranker.py covers that."""
 
 from __future__ import annotations
 

@@ -28,7 +28,7 @@ from starlette.routing import Route
 from glove_mcp.server import HeadlessServer
 from glove_mcp.server.jwt_auth import JwtAuthenticator
 from glove_mcp.server.principals import Principal
-from tests.glove_mcp._server_harness import _Uvicorn, running, simple_factory
+from tests.glove_mcp.server._harness import _Uvicorn, running, simple_factory
 
 AUDIENCE = "glove-test"
 

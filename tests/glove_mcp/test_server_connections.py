@@ -375,7 +375,7 @@ async def test_a_flow_started_on_one_instance_completes_on_another(
 def test_serve_refuses_a_plain_http_public_url(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tests.issues._cli21 import in_process
+    from tests.glove_mcp.cli._commands import in_process
 
     ran = in_process(
         "serve",

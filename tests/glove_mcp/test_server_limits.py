@@ -12,7 +12,7 @@ import httpx2
 import pytest
 
 from glove_mcp.server import HeadlessServer
-from tests.glove_mcp._server_harness import AUTH, KEY, running, serve_process, simple_factory
+from tests.glove_mcp.server._harness import AUTH, KEY, running, serve_process, simple_factory
 
 
 @pytest.mark.parametrize("bad", ["ok-id\n", ".", "..", "...", "a" * 129, "", "a b", "é"])

@@ -24,8 +24,8 @@ from glove_mcp.server.principals import (
     key_digest,
     session_owner,
 )
-from tests.glove_mcp._follow import follow
-from tests.glove_mcp._server_harness import running, sse_events
+from tests.glove_mcp.server._follow import follow
+from tests.glove_mcp.server._harness import running, sse_events
 
 ALICE = "alice-key-0123456789abcdef"
 BOB = "bob-key-0123456789abcdefgh"

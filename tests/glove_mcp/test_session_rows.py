@@ -14,7 +14,7 @@ from glove_mcp.server import HeadlessServer
 from glove_mcp.server._session_rows import TITLE_CHARS, title_of
 from glove_mcp.server.session_storage import SqliteSessionStorage
 from tests._postgres import require_postgres_driver
-from tests.glove_mcp._server_harness import KEY, running, simple_factory
+from tests.glove_mcp.server._harness import KEY, running, simple_factory
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -18,7 +18,7 @@ from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mc
 from glove_mcp.cli._log_redaction import RedactingFilter
 from glove_mcp.errors import GloveMcpError
 from glove_mcp.server import HeadlessServer, SessionStore
-from tests.glove_mcp._server_harness import AUTH, KEY, running, sse_events
+from tests.glove_mcp.server._harness import AUTH, KEY, running, sse_events
 
 SECRETS = ("S3CRET", "K3Y-123", "bob")
 

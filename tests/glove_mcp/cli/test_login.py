@@ -13,8 +13,8 @@ import httpx2
 import pytest
 
 from glove_mcp.oauth import FsOAuthStore
+from tests.glove_mcp.cli._commands import Servers
 from tests.glove_mcp.cli._support import catalogue, follow, log_in, run
-from tests.issues._cli21 import Servers
 
 
 @pytest.fixture

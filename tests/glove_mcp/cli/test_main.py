@@ -21,7 +21,7 @@ from glove_mcp.cli import main
 from glove_mcp.cli.demo_stack import _browse
 from glove_mcp.testing import OAuthTestServer, serve, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
-from tests.issues._cli21 import Servers, in_process
+from tests.glove_mcp.cli._commands import Servers, in_process
 
 
 def cli_env(home: Path) -> dict[str, str]:

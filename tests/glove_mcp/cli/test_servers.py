@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from glove_mcp.oauth import FsOAuthStore
+from tests.glove_mcp.cli._commands import Servers
 from tests.glove_mcp.cli._support import STDIO, catalogue, log_in, run
-from tests.issues._cli21 import Servers
 
 
 @pytest.fixture

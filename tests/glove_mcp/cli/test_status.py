@@ -17,8 +17,8 @@ from pydantic import SecretStr, ValidationError
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.cli.status import plainly_valid
 from glove_mcp.oauth import FsOAuthStore
+from tests.glove_mcp.cli._commands import Servers
 from tests.glove_mcp.cli._support import STDIO, catalogue, log_in, run
-from tests.issues._cli21 import Servers
 
 GOOD = '[[servers]]\nid = "docs"\nname = "Docs"\ndescription = "d"\nurl = "https://d/mcp"\n'
 

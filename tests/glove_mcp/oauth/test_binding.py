@@ -28,9 +28,9 @@ from glove_mcp.oauth import (
 )
 from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 from glove_mcp.testing import McpTestServer, OAuthTestServer, ServerControl, serve_oauth_server
-from tests.glove_mcp._server_harness import AUTH, serve_process, sse_events
+from tests.glove_mcp.cli._commands import run_cli, write_catalogue
 from tests.glove_mcp.oauth.test_stores import MemoryKeyring
-from tests.issues._cli21 import run_cli, write_catalogue
+from tests.glove_mcp.server._harness import AUTH, serve_process, sse_events
 
 
 async def approve(url: str) -> str:
