@@ -107,6 +107,24 @@ def catalogue_file_name() -> str:
     return name
 
 
+def _private_dirs(folder: str) -> None:
+    """Make ``folder`` and each missing parent with mode 0700, as the token folder is made
+    (the standard library alone: ``status`` may get here, and must start fast)."""
+    missing: list[str] = []
+    while folder and not os.path.exists(folder):
+        missing.append(folder)
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    for path in reversed(missing):
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue  # another process made it meanwhile
+        os.chmod(path, 0o700)  # mkdir's mode is masked by the umask
+
+
 def _move_old_catalogue(old: str, new: str) -> None:
     """Move the data folder's ``servers.toml`` (where versions before 0.2 kept it) to the
     configuration folder, unless one is there already; nothing is deleted or overwritten."""
@@ -122,11 +140,7 @@ def _move_old_catalogue(old: str, new: str) -> None:
         )
         return
     try:
-        from pathlib import Path
-
-        from glove_mcp.oauth.private_files import make_private_dirs
-
-        make_private_dirs(Path(new).parent)  # 0700 for each folder made, as for the tokens
+        _private_dirs(os.path.dirname(new))
         try:
             os.link(old, new)  # never replaces a file another process just wrote there
         except OSError:

@@ -58,6 +58,8 @@ def test_an_old_catalogue_is_moved_once_and_said_so_once(
     assert f"moved the catalogue {data / 'servers.toml'} to {config / 'servers.toml'}" in err
     assert (config / "servers.toml").read_text() == OLD  # comments and all
     assert not (data / "servers.toml").exists()
+    for folder in (config, config.parent):  # made private, as the token folder is
+        assert folder.stat().st_mode & 0o777 == 0o700
     assert main(["servers", "list"]) == 0
     out, err = capsys.readouterr()
     assert out.startswith("docs ") and err == ""  # said once

@@ -44,14 +44,14 @@ def test_checking_servers_shows_progress_but_not_in_json(tmp_path: Path, servers
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker=servers.oauth)
     env = cli_env(tmp_path)
     status, screen = run_on_terminal(cli("status", "--check", "--catalogue", str(catalogue)), env)
-    assert status == 0, screen
+    assert status == 1, screen  # the tracker needs a login: attention (issue 32.6)
     assert "asking the servers…" in screen
     assert "not logged in" in screen
 
     status, screen = run_on_terminal(
         cli("status", "--check", "--json", "--catalogue", str(catalogue)), env
     )
-    assert status == 0, screen
+    assert status == 1, screen
     assert "asking" not in screen and "\x1b" not in screen
     assert json.loads(screen.replace("\r\n", "\n"))[0]["state"] == "needs_login"
 
