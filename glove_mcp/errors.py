@@ -46,8 +46,6 @@ Messages name the server, the state and the fix; they never contain tokens or he
 
 from __future__ import annotations
 
-from glove_core.redaction import redact_url
-
 __all__ = [
     "MAX_ERROR_DETAIL_CHARS",
     "GloveMcpError",
@@ -88,6 +86,12 @@ MAX_ERROR_DETAIL_CHARS = 2_000
 """A server's error message (``McpProtocolError.detail``) beyond this many characters is cut."""
 
 
+def _redacted(url: str) -> str:
+    from glove_core.redaction import redact_url  # here: --help and status never load glove_core
+
+    return redact_url(url)
+
+
 class GloveMcpError(Exception):
     """Base class of every exception glove_mcp raises on purpose."""
 
@@ -101,7 +105,7 @@ class McpConnectionError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, message: str) -> None:
-        self.server, self.url = server, (url := redact_url(url))
+        self.server, self.url = server, (url := _redacted(url))
         super().__init__(message)
 
 
@@ -110,9 +114,8 @@ class McpServerUnavailableError(McpConnectionError):
     start (then ``program`` names it; ``reason`` says what went wrong)."""
 
     def __init__(self, server: str, url: str, reason: str, *, program: str | None = None) -> None:
-        url = redact_url(url)
-        self.reason = reason
-        self.program = program
+        url = _redacted(url)
+        self.reason, self.program = reason, program
         if program is not None:
             message = (
                 f"MCP server {server!r} could not be started: {reason}. Install it, or fix "
@@ -131,9 +134,8 @@ class McpTimeoutError(McpConnectionError):
     """The server did not answer in time."""
 
     def __init__(self, server: str, url: str, what: str, seconds: float | None) -> None:
-        url = redact_url(url)
-        self.what = what
-        self.seconds = seconds
+        url = _redacted(url)
+        self.what, self.seconds = what, seconds
         limit = f" within {seconds:g} s" if seconds is not None else ""
         super().__init__(
             server,
@@ -147,7 +149,7 @@ class McpSessionExpiredError(McpConnectionError):
     """The server forgot the session (404) again right after a re-initialize."""
 
     def __init__(self, server: str, url: str) -> None:
-        url = redact_url(url)
+        url = _redacted(url)
         super().__init__(
             server,
             url,
@@ -165,7 +167,7 @@ class McpAuthExpiredError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
-        self.server, self.url = server, (url := redact_url(url))
+        self.server, self.url = server, (url := _redacted(url))
         self.source_error = source_error
         why = f" The auth source failed: {source_error}." if source_error else ""
         super().__init__(
@@ -189,7 +191,7 @@ class McpInsufficientScopeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, scope: str | None) -> None:
-        self.server, self.url = server, (url := redact_url(url))
+        self.server, self.url = server, (url := _redacted(url))
         self.scope = scope
         needs = f"scope {scope!r}" if scope else "a scope it does not have"
         super().__init__(
@@ -229,7 +231,7 @@ class McpResponseTooLargeError(GloveMcpError):
     """
 
     def __init__(self, server: str, url: str, what: str, limit: int) -> None:
-        self.server, self.url = server, (url := redact_url(url))
+        self.server, self.url = server, (url := _redacted(url))
         self.limit = limit
         super().__init__(
             f"MCP server {server!r} at {url} answered {what} with a message larger than "
@@ -359,8 +361,7 @@ class OAuthRevocationError(OAuthError):
     """
 
     def __init__(self, key: str, endpoint: str, reason: str) -> None:
-        self.key, self.endpoint = key, (endpoint := redact_url(endpoint))
-        self.reason = reason
+        self.key, self.endpoint, self.reason = key, (endpoint := _redacted(endpoint)), reason
         super().__init__(
             f"revoking the tokens of {key!r} at {endpoint} failed ({reason}); they may still "
             "work at the server and are kept in the store: try again, or revoke the app's "
@@ -386,7 +387,7 @@ class OAuthFlowError(OAuthError):
         Returns:
             The error itself, for ``raise exc.about(...)``.
         """
-        self.key, self.server_url = key, redact_url(server_url)
+        self.key, self.server_url = key, _redacted(server_url)
         return self
 
     def __str__(self) -> str:
@@ -434,8 +435,7 @@ class OAuthCallbackTimeoutError(OAuthFlowError):
     """
 
     def __init__(self, redirect_url: str, timeout: float) -> None:
-        self.redirect_url = redirect_url
-        self.timeout = timeout
+        self.redirect_url, self.timeout = redirect_url, timeout
         super().__init__(
             f"no OAuth callback reached {redirect_url} within {timeout:g} s. Run the login "
             "again and approve it in the browser; on a machine without a browser use "

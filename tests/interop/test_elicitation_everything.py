@@ -152,6 +152,7 @@ async def test_a_url_elicitation_carries_its_url_and_id() -> None:
             "mode": "url",
             "message": "Please open the link to complete this action.",
             "url": "https://example.com/connect",
+            "host": "example.com",
             "elicitation_id": "el-42",
         }
     ]

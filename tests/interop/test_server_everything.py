@@ -22,6 +22,7 @@ Install the server with ``tests/interop/install.sh``. Without it the module is s
 from __future__ import annotations
 
 import base64
+import functools
 import gzip
 import itertools
 import json
@@ -46,6 +47,10 @@ from glove_mcp import McpCatalogueEntry, McpMount, McpTool, MemoryMcpAdapter, mo
 from glove_mcp.errors import McpProtocolError
 from glove_mcp.mount.bridge import bridged_tool_name
 from glove_mcp.types import McpEmbeddedResource, McpTextContent
+
+# These tests compare what the model gets with what the server sent, so they mount without the
+# untrusted-content envelopes (on by default; tests/glove_mcp/test_untrusted_marks.py).
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
 
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / "node" / "bin" / "node"
