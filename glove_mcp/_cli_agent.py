@@ -37,7 +37,7 @@ from glove_mcp._cli_serve_db import (
 from glove_mcp._cli_token_kind import store_kind
 from glove_mcp._cli_tokens import database_token_store
 from glove_mcp._console import ConsolePrinter, chat_loop
-from glove_mcp._console_prompts import ElicitationPrompter
+from glove_mcp._console_asks import ConsoleQuestions
 from glove_mcp._http import McpClientPool
 from glove_mcp._session_storage import SessionStore
 from glove_mcp.adapter import SqliteMcpAdapter
@@ -137,10 +137,18 @@ async def chat(args: argparse.Namespace) -> int:
         printer = ConsolePrinter(out, color=color_wanted(out), progress=progress)
         glove.add_subscriber(printer)
         if not args.server_mode:
-            # Elicitations (forms, URLs to open) are asked in the terminal, one at a time; the
-            # chat loop is waiting on the request meanwhile, so the two never read stdin together.
-            prompter = ElicitationPrompter(display, out, before=printer.end_turn)
-            stack.callback(prompter.attach())
+            # Every question (permissions, the server picker, sampling, forms, URLs to open) is
+            # asked in the terminal, one at a time; the chat loop is waiting on the request
+            # meanwhile, so the two never read stdin together. Without a terminal on stdin
+            # nobody can answer: each is refused with one line instead of waiting forever.
+            questions = ConsoleQuestions(
+                display,
+                out,
+                before=printer.pause,
+                after=printer.resume,
+                interactive=sys.stdin.isatty(),
+            )
+            stack.callback(questions.attach())
         adapter = SqliteMcpAdapter(db, session, tokens=_token_lookup(store, entries, args))
         resume = command_hint(args, "chat", "--session", session)
         if args.db:

@@ -60,6 +60,7 @@ class Progress:
         self._text: str | None = None
         self._since = 0.0
         self._drawn = False
+        self._paused = 0
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
 
@@ -71,7 +72,8 @@ class Progress:
             if text != self._text:
                 self._since = time.monotonic()
             self._text = text
-            self._draw(0)
+            if not self._paused:
+                self._draw(0)
         if self._thread is None:
             self._thread = threading.Thread(target=self._spin, name="glove-progress", daemon=True)
             self._thread.start()
@@ -83,6 +85,21 @@ class Progress:
         with self._lock:
             self._text = None
             self._erase()
+
+    def pause(self) -> None:
+        """Erase the indicator and draw nothing until ``resume`` (a question is being asked:
+        the spinner must not overwrite what the user types); what ``show`` asks meanwhile is
+        drawn on ``resume``."""
+        with self._lock:
+            self._paused += 1
+            self._erase()
+
+    def resume(self) -> None:
+        """Undo one ``pause``; the indicator comes back if one is wanted."""
+        with self._lock:
+            self._paused = max(0, self._paused - 1)
+            if not self._paused and self._text is not None and self.active:
+                self._draw(0)
 
     @contextmanager
     def step(self, text: str) -> Iterator[None]:
@@ -105,7 +122,7 @@ class Progress:
         while not self._wake.wait(_INTERVAL):
             tick += 1
             with self._lock:
-                if self._text is not None:
+                if self._text is not None and not self._paused:
                     self._draw(tick)
 
     def _draw(self, tick: int) -> None:

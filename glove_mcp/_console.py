@@ -86,6 +86,19 @@ class ConsolePrinter:
             self._mid_line = False
             self._out.flush()
 
+    def pause(self) -> None:
+        """Before a question: finish a streamed line and keep the indicator off the screen
+        until ``resume``."""
+        self.progress.pause()
+        if self._mid_line:
+            self._out.write("\n")
+            self._mid_line = False
+            self._out.flush()
+
+    def resume(self) -> None:
+        """After a question: the indicator comes back if something is still running."""
+        self.progress.resume()
+
     async def record(self, event: SubscriberEvent) -> None:
         if isinstance(event, TextDelta):
             self.progress.clear()
