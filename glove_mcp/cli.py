@@ -253,10 +253,31 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "Talk to an agent that finds and activates catalogue servers as it needs them. "
         "Ctrl-C stops a reply; Ctrl-D or /quit leaves.",
         "  glove-mcp chat\n"
+        "  glove-mcp chat --continue                          resume the last conversation\n"
         "  glove-mcp chat --session chat-20260101-120000     resume a conversation\n"
+        "  glove-mcp chat --session standup --new             start one with that id\n"
+        "  git diff | glove-mcp chat -p 'review this'         print one answer and exit\n"
         "  glove-mcp chat --script replies.json               offline, scripted replies\n",
     )
-    chat.add_argument("--session", metavar="ID", help="resume a conversation")
+    chat.add_argument("--session", metavar="ID", help="resume a saved conversation")
+    chat.add_argument(
+        "--new", action="store_true", help="with --session ID: start a conversation with that id"
+    )
+    chat.add_argument(
+        "-c",
+        "--continue",
+        dest="cont",
+        action="store_true",
+        help="resume the last conversation",
+    )
+    chat.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        help="send PROMPT (with piped stdin appended as context), print the answer, exit; "
+        "non-zero exit status when it fails",
+    )
     chat.add_argument(
         "--server-mode",
         action="store_true",
