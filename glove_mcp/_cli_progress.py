@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
@@ -21,11 +22,19 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
     from glove_core import RetryPolicy
 
-__all__ = ["Progress", "color_wanted", "retrying_policy"]
+__all__ = ["Progress", "color_wanted", "live_indicators", "retrying_policy"]
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ASCII_FRAMES = "-\\|/"
 _INTERVAL = 0.1
+
+
+_LIVE: weakref.WeakSet[Progress] = weakref.WeakSet()
+
+
+def live_indicators() -> list[Progress]:
+    """The indicators drawing on a terminal now: what a log line must pause first."""
+    return [p for p in list(_LIVE) if p.active]
 
 
 def color_wanted(stream: TextIO) -> bool:
@@ -63,6 +72,8 @@ class Progress:
         self._paused = 0
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        if self.active:
+            _LIVE.add(self)
 
     def show(self, text: str) -> None:
         """Show ``text`` (with a spinner and the seconds it has been shown) until ``clear``."""

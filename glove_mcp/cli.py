@@ -422,7 +422,7 @@ def _run(where: str, args: argparse.Namespace) -> int:
         finally:
             starting.close()
     if args.debug or module not in _QUIET_MODULES:
-        _log_to_terminal(args.debug)
+        _log_to_terminal(args)
     outcome = command(args)
     if isinstance(outcome, int):
         return outcome
@@ -438,14 +438,18 @@ def _run(where: str, args: argparse.Namespace) -> int:
 _QUIET_MODULES = frozenset({"_cli_status", "_cli_servers"})
 
 
-def _log_to_terminal(debug: bool) -> None:
+def _log_to_terminal(args: argparse.Namespace) -> None:
     # Imported here: ``--help`` and ``status`` print nothing through logging.
     import logging
 
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
+    debug = args.debug
+    if debug:
+        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+    else:
+        # In the command's words, each line once, never over the activity indicator.
+        from glove_mcp._cli_log import log_to_terminal
+
+        log_to_terminal(args)
     if not debug:
         # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
         # unreadable answer) before raising them, and a login it abandons can leave a task

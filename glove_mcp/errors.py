@@ -153,16 +153,30 @@ class McpAuthExpiredError(GloveMcpError):
         url: the server's endpoint.
     """
 
-    def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
+    def __init__(
+        self,
+        server: str,
+        url: str,
+        source_error: str | None = None,
+        *,
+        login_command: str | None = None,
+    ) -> None:
         self.server = server
         self.url = url
         self.source_error = source_error
+        self.login_command = login_command
         why = f" The auth source failed: {source_error}." if source_error else ""
+        # The login the application named (its token source's ``login_command``) is the
+        # advice; without one, what a library user does.
+        advice = (
+            f"Log in again ({login_command}); the next call picks the new token up."
+            if login_command
+            else "Refresh or re-issue the token (e.g. log in again with run_mcp_oauth) and "
+            "store it where get_access_token reads it; the next call picks it up."
+        )
         super().__init__(
             f"MCP server {server!r} at {url} rejected the credentials (401), also after asking "
-            f"the auth source for a fresh token.{why} Refresh or re-issue the token (e.g. log "
-            "in again with run_mcp_oauth) and store it where get_access_token reads it; the "
-            "next call picks it up."
+            f"the auth source for a fresh token.{why} {advice}"
         )
 
 
@@ -335,7 +349,14 @@ class OAuthRefreshError(OAuthError):
     """A token refresh failed for a reason that may pass (network error, server error).
 
     The stored tokens are left untouched; retry later.
+
+    Attributes:
+        login_command: what to run to log in again if it keeps failing (the token source's).
     """
+
+    def __init__(self, message: str, *, login_command: str | None = None) -> None:
+        self.login_command = login_command
+        super().__init__(message)
 
 
 class OAuthRevocationError(OAuthError):

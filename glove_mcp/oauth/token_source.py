@@ -281,7 +281,8 @@ class OAuthTokenSource:
         except httpx2.HTTPError as exc:
             raise OAuthRefreshError(
                 f"token refresh for {self.key!r} at {url} failed: {type(exc).__name__}; "
-                "the stored tokens are unchanged, try again"
+                "the stored tokens are unchanged, try again",
+                login_command=self.login_command,
             ) from None
         return self._handle_response(response, url, tokens, issued_at)
 
@@ -320,7 +321,8 @@ class OAuthTokenSource:
                 token = OAuthToken.model_validate_json(response.content)
             except ValidationError:
                 raise OAuthRefreshError(
-                    f"token refresh for {self.key!r} at {url} returned an invalid token response"
+                    f"token refresh for {self.key!r} at {url} returned an invalid token response",
+                    login_command=self.login_command,
                 ) from None
             new = StoredTokens.from_oauth_token(token, now=issued_at)
             # RFC 6749 §6: an omitted refresh_token/scope means "unchanged".
@@ -338,7 +340,8 @@ class OAuthTokenSource:
             )
         raise OAuthRefreshError(
             f"token refresh for {self.key!r} at {url} failed with HTTP {response.status_code}"
-            f"{f' ({error})' if error else ''}; the stored tokens are unchanged, try again"
+            f"{f' ({error})' if error else ''}; the stored tokens are unchanged, try again",
+            login_command=self.login_command,
         )
 
 
