@@ -4,14 +4,19 @@ or as a headless server."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import logging
 import os
 import shlex
+import signal
 import socket
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from pathlib import Path
+from types import FrameType
 from typing import Any, TextIO
 
 from glove_core import (
@@ -408,11 +413,45 @@ async def serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     config = uvicorn_config(server.app, limits, log_level="warning")
+    loop = asyncio.get_running_loop()
+
+    class Stopping(uvicorn.Server):
+        """uvicorn, which on Ctrl-C or SIGTERM first ends every open stream (they would hold
+        the shutdown for its whole grace period) and aborts the turns in progress. A second
+        signal changes nothing (the shutdown is already quick; uvicorn's forced exit would
+        skip closing the sessions and print tracebacks), and the signal is not raised again
+        afterwards: the command's exit status tells which one it was."""
+
+        stopped_by: int | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            kept = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for number, handler in kept.items():
+                    signal.signal(number, handler)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.stopped_by is not None:
+                return
+            self.stopped_by = sig
+            self.should_exit = True
+            loop.call_soon_threadsafe(server.stopping)
+
+    uvicorn_server = Stopping(config)
     try:
         async with pool:
-            await uvicorn.Server(config).serve(sockets=[sock])
+            await uvicorn_server.serve(sockets=[sock])
     finally:
         closable: object = shared_model  # its HTTP client, after every session
         if isinstance(closable, AsyncResource):
             await closable.aclose()
+    if uvicorn_server.stopped_by == signal.SIGINT:
+        print("glove-mcp serve: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
     return 0

@@ -21,7 +21,8 @@ what is being saved, and what is missed of them while disconnected arrives as sa
 after reconnecting with the cursor. A follower too slow to keep up (``max_backlog`` items
 waiting) gets ``reconnect`` ``{"after": N}`` and the stream ends: reconnecting there loses
 nothing saved. Deleting the session sends ``deleted`` and ends every stream (on another
-instance too, when the store hears deletions: ``PostgresStore.on_deleted``).
+instance too, when the store hears deletions: ``PostgresStore.on_deleted``). A server that
+stops sends ``stopping`` ``{"after": N}`` and ends every stream: reconnect there later.
 
 Across instances (``HeadlessServer(database_url=)``): the turn may run on another instance,
 whose agent events never reach this one. When the session's store announces saves by any
@@ -102,7 +103,7 @@ _AFTER_SAVE = (
 _MODEL_OUTPUT = (TextDelta, ToolUse)
 """A model call's live preview items."""
 
-_Signal = Literal["lagging", "deleted", "reopen"]
+_Signal = Literal["lagging", "deleted", "reopen", "stopping"]
 
 
 @dataclass(frozen=True)
@@ -143,10 +144,10 @@ class _Follower:
         if item == "reopen":
             if "reopen" not in self._items:  # one read from the cursor covers them all
                 self._items.append(item)
-        elif item in ("lagging", "deleted") or len(self._items) >= self._limit:
+        elif item in ("lagging", "deleted", "stopping") or len(self._items) >= self._limit:
             # Nothing queued matters any more: the stream ends with this signal.
             self._items.clear()
-            self._items.append("deleted" if item == "deleted" else "lagging")
+            self._items.append(item if item in ("deleted", "stopping") else "lagging")
             self._stopped = True
         else:
             self._items.append(item)
@@ -310,6 +311,11 @@ class SessionRelay:
         """The session is gone: every stream ends."""
         self._send("deleted")
 
+    def stopping(self) -> None:
+        """The server is stopping: every stream ends with a ``stopping`` item."""
+        self._stop_watching()
+        self._send("stopping")
+
     def _send(self, item: _Entry) -> None:
         for follower in self._followers:
             follower.put(item)
@@ -354,6 +360,12 @@ class Relays:
 
     def __len__(self) -> int:
         return len(self._relays)
+
+    def stopping(self) -> None:
+        """The server is stopping: every follow stream ends with a ``stopping`` item (its
+        ``after`` is the cursor to reconnect with once the server is back)."""
+        for relay in list(self._relays.values()):
+            relay.stopping()
 
     def get(self, session_id: str) -> SessionRelay:
         """The session's relay (made when missing)."""
@@ -470,6 +482,9 @@ async def follow_stream(
                 return
             elif item == "deleted":
                 yield frame("deleted", {"id": session_id})
+                return
+            elif item == "stopping":
+                yield frame("stopping", {"after": cursor})
                 return
             elif isinstance(item, tuple):
                 yield frame(*item)

@@ -51,7 +51,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from glove_core import Glove, GloveError, Slot
+from glove_core import AbortController, Glove, GloveError, Slot
 from glove_core.errors import EventQueueFullError, EventTooLargeError
 from glove_core.subscribers import SubscriberEvent
 from glove_core.types import new_id
@@ -190,6 +190,8 @@ class HeadlessServer:
         self._cache = SessionCache(max_sessions or default_max_sessions(), idle_timeout)
         self._no_files = OncePer(logger)
         self._relays = Relays()
+        # Reply streams open now, each with its turn's abort: ``stopping`` ends them.
+        self._replies: dict[asyncio.Queue[SseItem | None], AbortController] = {}
         sessions = SessionRoutes(
             authorize=self._authorize,
             use=self._use,
@@ -252,6 +254,19 @@ class HeadlessServer:
             StoreError: the database cannot be reached.
         """
         await storage_opener(self._storage)
+
+    def stopping(self) -> None:
+        """The server is about to stop: end every open stream now with a final ``stopping``
+        item (a follow stream's carries the cursor to reconnect with), and abort the turns in
+        progress (their history stays whole), so that a shutdown need not wait for clients
+        to hang up. Call it from the event loop's thread (e.g. a signal handler's
+        ``loop.call_soon_threadsafe``)."""
+        self._relays.stopping()
+        for queue, controller in list(self._replies.items()):
+            queue.put_nowait(("stopping", {}))
+            queue.put_nowait(None)
+            controller.abort("the server is stopping")
+        self._replies.clear()
 
     async def aclose(self) -> None:
         """Close every session's resources and store, then the database connections."""
@@ -410,9 +425,11 @@ class HeadlessServer:
             raise HTTPException(400, "'text' must be a non-empty string")
         session = await self._acquire(request.path_params["id"])
         queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
+        controller = AbortController()
+        self._replies[queue] = controller
         # The turn runs to completion even if the client goes away, so history stays whole;
         # the session stays pinned (never closed) until it ends.
-        task = asyncio.create_task(self._turn(session, text, queue))
+        task = asyncio.create_task(self._turn(session, text, queue, controller))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
         return StreamingResponse(
             _sse(queue),
@@ -421,7 +438,11 @@ class HeadlessServer:
         )
 
     async def _turn(
-        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
+        self,
+        session: CachedSession,
+        text: str,
+        queue: asyncio.Queue[SseItem | None],
+        controller: AbortController,
     ) -> None:
         forwarder = _SseForwarder(queue)
         glove = session.glove
@@ -430,7 +451,7 @@ class HeadlessServer:
                 glove.add_subscriber(forwarder)
                 unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
                 try:
-                    result = await glove.process_request(text)
+                    result = await glove.process_request(text, signal=controller.signal)
                 finally:
                     unsubscribe()
                     glove.remove_subscriber(forwarder)
@@ -449,6 +470,7 @@ class HeadlessServer:
                 logger.exception("a session request failed")
             await queue.put(("error", {"error": "internal error; see the server log"}))
         finally:
+            self._replies.pop(queue, None)
             self._cache.release(session)
             await queue.put(None)
 
