@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import shlex
 import signal
 import socket
 import sys
@@ -28,6 +27,7 @@ from glove_core import (
     SqliteStore,
 )
 from glove_core.resources import AsyncResource
+from glove_mcp._cli_chat_fast import NO_SERVERS, resume_hint
 from glove_mcp._cli_chat_session import (
     HELP,
     NewConversation,
@@ -127,7 +127,11 @@ def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:
 # -- chat ------------------------------------------------------------------------------------
 
 
-async def chat(args: argparse.Namespace) -> int:
+async def chat(
+    args: argparse.Namespace, *, session: str | None = None, first_line: str | None = None
+) -> int:
+    """``glove-mcp chat``. With ``session`` and ``first_line``, a new conversation whose
+    first lines and prompt ``_cli_chat_fast`` showed already, and the line the user typed."""
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
     if args.new and not args.session:
         raise CliError("--new starts a conversation with the id of --session ID: add it", 2)
@@ -139,16 +143,17 @@ async def chat(args: argparse.Namespace) -> int:
         stack.callback(progress.close)
         store = open_token_store(args.store or "file")
         db = database_file(args.db, "chat.db")
-        session = await choose_session(args, db)
+        if session is None:
+            session = await choose_session(args, db)
         if args.prompt is not None:
             return await _one_shot(args, _ChatParts(entries, model, progress, store, db), session)
         parts = _ChatParts(entries, model, progress, store, db)
         while True:
             try:
-                await _converse(args, parts, session)
+                await _converse(args, parts, session, first_line)
                 return 0
             except NewConversation as new:
-                session = new.session_id
+                session, first_line = new.session_id, None
 
 
 class _ChatParts:
@@ -217,8 +222,11 @@ async def _open_conversation(
     return glove, mount
 
 
-async def _converse(args: argparse.Namespace, parts: _ChatParts, session: str) -> None:
-    """One conversation at the ``you>`` prompt.
+async def _converse(
+    args: argparse.Namespace, parts: _ChatParts, session: str, first_line: str | None
+) -> None:
+    """One conversation at the ``you>`` prompt; with ``first_line``, its first lines and
+    prompt were shown already and that is what the user typed.
 
     Raises:
         NewConversation: ``/clear``; the caller opens the conversation it names.
@@ -226,17 +234,16 @@ async def _converse(args: argparse.Namespace, parts: _ChatParts, session: str) -
     out = sys.stdout
     async with AsyncExitStack() as stack:
         printer = ConsolePrinter(out, color=color_wanted(out), progress=parts.progress)
-        resume = command_hint(args, "chat", "--session", session)
-        if args.db:
-            resume += f" --db {shlex.quote(args.db)}"
-        out.write(f"session {session} (resume with: {resume})\n")
-        out.flush()
+        if first_line is None:
+            out.write(f"session {session} (resume with: {resume_hint(args, session)})\n")
+            out.flush()
         glove, mount = await _open_conversation(
             args, parts, session, stack, out, pause=printer.pause, resume=printer.resume
         )
         glove.add_subscriber(printer)
-        active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
-        out.write(f"active servers: {active}. /help lists commands; /quit to leave.\n")
+        if first_line is None:
+            active = ", ".join(mount.loaded) or NO_SERVERS
+            out.write(f"active servers: {active}. /help lists commands; /quit to leave.\n")
 
         async def command(text: str) -> str | None:
             if text.startswith("//"):
@@ -271,7 +278,7 @@ async def _converse(args: argparse.Namespace, parts: _ChatParts, session: str) -
         def explain(error: Exception) -> str:
             return terminal_message(error, args)[0]
 
-        await chat_loop(glove, printer, out, command, explain=explain)
+        await chat_loop(glove, printer, out, command, explain=explain, first_line=first_line)
 
 
 async def _one_shot(args: argparse.Namespace, parts: _ChatParts, session: str) -> int:

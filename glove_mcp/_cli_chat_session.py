@@ -7,13 +7,13 @@ answered here and never sent to the model; an unknown one says so.
 from __future__ import annotations
 
 import argparse
-import time
 from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
 from glove_core import SqliteStore
 from glove_core.errors import StoreNotFoundError
+from glove_mcp._cli_chat_fast import new_session_id
 from glove_mcp._cli_errors import CliError, command_hint
 from glove_mcp._console import plain, shorten
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -46,11 +46,6 @@ class NewConversation(Exception):
     def __init__(self, session_id: str) -> None:
         self.session_id = session_id
         super().__init__(session_id)
-
-
-def new_session_id() -> str:
-    """A fresh conversation id: the time, so that ids sort as conversations began."""
-    return time.strftime("chat-%Y%m%d-%H%M%S")
 
 
 async def saved_ids(db: Path) -> list[str]:

@@ -143,6 +143,7 @@ async def chat_loop(
     command: Callable[[str], Awaitable[str | None]] | None = None,
     *,
     explain: Callable[[Exception], str] = str,
+    first_line: str | None = None,
 ) -> None:
     """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
 
@@ -150,6 +151,8 @@ async def chat_loop(
     when it is no command), or None when it answered the line itself (``/prompts``).
 
     ``explain(error)`` words a failed request's error for the terminal.
+
+    ``first_line``: a line already read at a prompt shown before (it is handled first).
 
     Ctrl-C aborts the request in progress (the conversation so far is kept); at the prompt it
     drops the line being typed and shows a fresh prompt, as a shell does. Ctrl-D (end of
@@ -176,9 +179,12 @@ async def chat_loop(
         installed = False  # not the main thread, or a platform without signal handlers
     try:
         while True:
-            out.write(PROMPT)
-            out.flush()
-            line = await asyncio.to_thread(sys.stdin.readline)
+            if first_line is not None:
+                line, first_line = first_line, None
+            else:
+                out.write(PROMPT)
+                out.flush()
+                line = await asyncio.to_thread(sys.stdin.readline)
             if not line:
                 out.write("\n")
                 return

@@ -285,7 +285,7 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
     )
     catalogue_and_store(chat, shared=False)
     model_options(chat)
-    chat.set_defaults(run="_cli_agent:chat")
+    chat.set_defaults(run="_cli_chat_fast:chat")
 
     serve = _subcommand(
         commands,

@@ -396,7 +396,13 @@ def test_chat_closes_its_model_when_it_ends(
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
     ClosableScript.closed = 0
     ran = in_process(
-        "chat", "--catalogue", str(catalogue), home=tmp_path, stdin="hi\n", capsys=capsys
+        "chat",
+        "--catalogue",
+        str(catalogue),
+        home=tmp_path,
+        stdin="hi\n",
+        capsys=capsys,
+        env={"ANTHROPIC_API_KEY": "unused"},  # the check before the model is built
     )
     assert ran.status == 0, ran.err
     assert "hello" in ran.out
