@@ -198,3 +198,70 @@ def test_without_a_terminal_every_question_is_refused_at_once(
     assert "denied tracker__create_issue: stdin is not a terminal" in ran.out
     assert "the user denied permission" in ran.out
     assert "Gave up." in ran.out
+
+
+def test_the_renderers_answered_are_the_ones_asked() -> None:
+    # Named in _console_asks so the chat does not import discovery and sampling early.
+    from glove_mcp._console_asks import PICKER, SAMPLING
+    from glove_mcp.discovery.capability import MCP_PICKER
+    from glove_mcp.sampling import SAMPLING_RENDERER
+
+    assert (PICKER, SAMPLING) == (MCP_PICKER, SAMPLING_RENDERER)
+
+
+SAMPLING_REQUEST = {
+    "server": "docs",
+    "model": "claude-x",
+    "max_tokens": 100,
+    "system_prompt": "Be brief.",
+    "messages": [{"role": "user", "text": "summarise the page"}],
+    "tools": [],
+}
+
+
+async def test_a_sampling_request_is_approved_or_refused_in_the_terminal() -> None:
+    import asyncio
+    import io
+
+    from glove_core import DisplayManager
+    from glove_mcp._console_asks import ConsoleQuestions
+
+    for typed, expected in ((["maybe\n", "y\n"], True), (["n\n"], False), ([""], False)):
+        display = DisplayManager()
+        out = io.StringIO()
+        lines = iter(typed)
+        stop = ConsoleQuestions(display, out, read_line=lines.__next__).attach()
+        try:
+            answer = await asyncio.wait_for(
+                display.push_and_wait("mcp_sampling", SAMPLING_REQUEST), 10
+            )
+        finally:
+            stop()
+        assert answer is expected
+        shown = out.getvalue()
+        assert "[docs] asks to use the model (claude-x, up to 100 tokens)" in shown
+        assert "user: summarise the page" in shown and "approve? y / n: " in shown
+
+
+async def test_nobody_to_ask_refuses_sampling_at_once() -> None:
+    import asyncio
+    import io
+
+    from glove_core import DisplayManager
+    from glove_mcp._console_asks import ConsoleQuestions
+
+    display = DisplayManager()
+    out = io.StringIO()
+
+    def never() -> str:
+        raise AssertionError("nothing is read without a terminal")
+
+    stop = ConsoleQuestions(display, out, read_line=never, interactive=False).attach()
+    try:
+        answer = await asyncio.wait_for(display.push_and_wait("mcp_sampling", SAMPLING_REQUEST), 10)
+    finally:
+        stop()
+    assert answer is False
+    assert out.getvalue() == (
+        "refused docs's sampling request: stdin is not a terminal, so nobody can answer\n"
+    )
