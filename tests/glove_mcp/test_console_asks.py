@@ -137,6 +137,8 @@ def test_the_picker_then_a_permission_allowed_always(tmp_path: Path, servers: Se
     term.expect(r"\(picked tracker\)")
     term.expect(r"allow tracker__create_issue\? .*Printer on fire")
     term.expect(r"n = deny: ")
+    time.sleep(0.5)  # the spinner redraws every 0.1 s when it runs
+    assert "running" not in term.text.rsplit("n = deny: ", 1)[1]  # paused while asking
     term.type("a")
     term.expect(r"\(allowed tracker__create_issue; not asked again for this input\)")
     term.expect(r"← tracker__create_issue: ")
