@@ -5,7 +5,8 @@ The libraries log for library users (``WARNING glove_mcp.auth: …``, advice nam
 arguments). On the terminal a line reads ``warning: …`` with that advice in flags and
 commands (``_cli_errors.in_flags``); a line already shown is not shown again (a warning that
 each message of a conversation would repeat is said once); the indicator is erased before
-the line and drawn again after it. ``--debug`` keeps the libraries' own format, everything.
+the line and drawn again after it. ``--debug`` keeps the libraries' own format, everything;
+so does ``serve``, whose log is a server's log.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ class TerminalLogHandler(logging.Handler):
     """
 
     def __init__(self, args: argparse.Namespace | None, stream: TextIO | None = None) -> None:
-        super().__init__(logging.WARNING)
+        super().__init__()  # the loggers' levels decide what comes here
         self._args = args
         self._stream = stream
         self._said: set[str] = set()

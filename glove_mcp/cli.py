@@ -443,8 +443,12 @@ def _log_to_terminal(args: argparse.Namespace) -> None:
     import logging
 
     debug = args.debug
-    if debug:
-        logging.basicConfig(level=logging.DEBUG, format="%(levelname)s %(name)s: %(message)s")
+    if debug or args.command == "serve":
+        # A server's log keeps the libraries' format (operators grep it), every line of it.
+        logging.basicConfig(
+            level=logging.DEBUG if debug else logging.WARNING,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
     else:
         # In the command's words, each line once, never over the activity indicator.
         from glove_mcp._cli_log import log_to_terminal
