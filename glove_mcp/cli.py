@@ -251,13 +251,13 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "chat",
         "an interactive agent over the catalogue",
         "Talk to an agent that finds and activates catalogue servers as it needs them. "
-        "Ctrl-C stops a reply; Ctrl-D or /quit leaves.",
+        "Ctrl-C stops a reply; Ctrl-D or /quit leaves; /help lists the chat's commands.",
         "  glove-mcp chat\n"
-        "  glove-mcp chat --continue                          resume the last conversation\n"
-        "  glove-mcp chat --session chat-20260101-120000     resume a conversation\n"
-        "  glove-mcp chat --session standup --new             start one with that id\n"
-        "  git diff | glove-mcp chat -p 'review this'         print one answer and exit\n"
-        "  glove-mcp chat --script replies.json               offline, scripted replies\n",
+        "  glove-mcp chat --continue                       resume the last conversation\n"
+        "  glove-mcp chat --session chat-20260101-120000   resume a conversation\n"
+        "  glove-mcp chat --session standup --new          start one with that id\n"
+        "  git diff | glove-mcp chat -p 'review this'      print one answer and exit\n"
+        "  glove-mcp chat --script replies.json            offline, scripted replies\n",
     )
     chat.add_argument("--session", metavar="ID", help="resume a saved conversation")
     chat.add_argument(
