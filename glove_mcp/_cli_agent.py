@@ -27,7 +27,7 @@ from glove_core import (
     SqliteStore,
 )
 from glove_core.resources import AsyncResource
-from glove_mcp._cli_chat_fast import NO_SERVERS, resume_hint
+from glove_mcp._cli_chat_names import NO_SERVERS, resume_hint
 from glove_mcp._cli_chat_session import (
     HELP,
     NewConversation,

@@ -13,7 +13,7 @@ from typing import TextIO
 
 from glove_core import SqliteStore
 from glove_core.errors import StoreNotFoundError
-from glove_mcp._cli_chat_fast import new_session_id
+from glove_mcp._cli_chat_names import new_session_id
 from glove_mcp._cli_errors import CliError, command_hint
 from glove_mcp._console import plain, shorten
 from glove_mcp.catalogue import McpCatalogueEntry

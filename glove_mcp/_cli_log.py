@@ -88,8 +88,24 @@ class TerminalLogHandler(logging.Handler):
         return line
 
 
-def log_to_terminal(args: argparse.Namespace | None) -> None:
-    """Route the root logger's warnings through a ``TerminalLogHandler`` on stderr."""
-    root = logging.getLogger()
-    root.addHandler(TerminalLogHandler(args))
-    root.setLevel(logging.WARNING)
+def log_to_terminal(args: argparse.Namespace) -> None:
+    """Set up the command's logging: warnings through a ``TerminalLogHandler`` on stderr;
+    ``--debug`` (everything) and ``serve`` (a server's log, which operators grep) in the
+    libraries' format."""
+    debug = args.debug
+    if debug or args.command == "serve":
+        logging.basicConfig(
+            level=logging.DEBUG if debug else logging.WARNING,
+            format="%(levelname)s %(name)s: %(message)s",
+        )
+    else:
+        root = logging.getLogger()
+        root.addHandler(TerminalLogHandler(args))
+        root.setLevel(logging.WARNING)
+    if not debug:
+        # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
+        # unreadable answer) before raising them, and a login it abandons can leave a task
+        # whose failure asyncio reports at exit; glove turns the failure into one line, so
+        # the terminal shows that line only (--debug shows everything).
+        logging.getLogger("mcp").setLevel(logging.CRITICAL)
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)

@@ -73,7 +73,7 @@ def auth_expired(namespace: str, url: str, auth: httpx2.Auth | None) -> McpAuthE
     detail = f"{type(failure).__name__}: {failure}" if failure is not None else None
     login = getattr(failure, "login_command", None)
     return McpAuthExpiredError(
-        namespace, url, detail, login_command=login if isinstance(login, str) else None
+        namespace, url, detail, login=login if isinstance(login, str) else None
     )
 
 

@@ -21,8 +21,8 @@ what is being saved, and what is missed of them while disconnected arrives as sa
 after reconnecting with the cursor. A follower too slow to keep up (``max_backlog`` items
 waiting) gets ``reconnect`` ``{"after": N}`` and the stream ends: reconnecting there loses
 nothing saved. Deleting the session sends ``deleted`` and ends every stream (on another
-instance too, when the store hears deletions: ``PostgresStore.on_deleted``). A server that
-stops sends ``stopping`` ``{"after": N}`` and ends every stream: reconnect there later.
+instance too, when the store hears deletions: ``PostgresStore.on_deleted``); so does
+``stopping`` ``{"after": N}``, sent when the server stops (reconnect there later).
 
 Across instances (``HeadlessServer(database_url=)``): the turn may run on another instance,
 whose agent events never reach this one. When the session's store announces saves by any
@@ -311,11 +311,6 @@ class SessionRelay:
         """The session is gone: every stream ends."""
         self._send("deleted")
 
-    def stopping(self) -> None:
-        """The server is stopping: every stream ends with a ``stopping`` item."""
-        self._stop_watching()
-        self._send("stopping")
-
     def _send(self, item: _Entry) -> None:
         for follower in self._followers:
             follower.put(item)
@@ -362,10 +357,10 @@ class Relays:
         return len(self._relays)
 
     def stopping(self) -> None:
-        """The server is stopping: every follow stream ends with a ``stopping`` item (its
-        ``after`` is the cursor to reconnect with once the server is back)."""
+        """The server is stopping: every follow stream ends with a ``stopping`` item."""
         for relay in list(self._relays.values()):
-            relay.stopping()
+            relay._stop_watching()  # (this module's own class)
+            relay._send("stopping")
 
     def get(self, session_id: str) -> SessionRelay:
         """The session's relay (made when missing)."""
@@ -480,11 +475,8 @@ async def follow_stream(
             elif item == "lagging":
                 yield frame("reconnect", {"after": cursor})
                 return
-            elif item == "deleted":
-                yield frame("deleted", {"id": session_id})
-                return
-            elif item == "stopping":
-                yield frame("stopping", {"after": cursor})
+            elif item in ("deleted", "stopping"):  # "stopping": the cursor to reconnect with
+                yield frame(item, {"id": session_id} if item == "deleted" else {"after": cursor})
                 return
             elif isinstance(item, tuple):
                 yield frame(*item)

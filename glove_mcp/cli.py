@@ -260,23 +260,17 @@ def _parser(wanted: str | None = None) -> argparse.ArgumentParser:
         "  glove-mcp chat --script replies.json            offline, scripted replies\n",
     )
     chat.add_argument("--session", metavar="ID", help="resume a saved conversation")
+    chat.add_argument("--new", action="store_true", help="with --session ID: start one of that id")
     chat.add_argument(
-        "--new", action="store_true", help="with --session ID: start a conversation with that id"
-    )
-    chat.add_argument(
-        "-c",
-        "--continue",
-        dest="cont",
-        action="store_true",
-        help="resume the last conversation",
+        "-c", "--continue", dest="cont", action="store_true", help="resume the last conversation"
     )
     chat.add_argument(
         "-p",
         "--print",
         dest="prompt",
         metavar="PROMPT",
-        help="send PROMPT (with piped stdin appended as context), print the answer, exit; "
-        "non-zero exit status when it fails",
+        help="send PROMPT (piped stdin appended as context), print the answer, exit (non-zero "
+        "status on failure)",
     )
     chat.add_argument(
         "--server-mode",
@@ -440,27 +434,9 @@ _QUIET_MODULES = frozenset({"_cli_status", "_cli_servers"})
 
 def _log_to_terminal(args: argparse.Namespace) -> None:
     # Imported here: ``--help`` and ``status`` print nothing through logging.
-    import logging
+    from glove_mcp._cli_log import log_to_terminal
 
-    debug = args.debug
-    if debug or args.command == "serve":
-        # A server's log keeps the libraries' format (operators grep it), every line of it.
-        logging.basicConfig(
-            level=logging.DEBUG if debug else logging.WARNING,
-            format="%(levelname)s %(name)s: %(message)s",
-        )
-    else:
-        # In the command's words, each line once, never over the activity indicator.
-        from glove_mcp._cli_log import log_to_terminal
-
-        log_to_terminal(args)
-    if not debug:
-        # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
-        # unreadable answer) before raising them, and a login it abandons can leave a task
-        # whose failure asyncio reports at exit; glove turns the failure into one line, so
-        # the terminal shows that line only (--debug shows everything).
-        logging.getLogger("mcp").setLevel(logging.CRITICAL)
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    log_to_terminal(args)
 
 
 def _interrupted(signum: int, frame: object) -> None:

@@ -9,15 +9,11 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
     │   ├── McpServerUnavailableError   connection refused, reset or dropped
     │   ├── McpTimeoutError             no answer in time; the next call reconnects
     │   └── McpSessionExpiredError      the server forgot the session twice in a row
-    ├── McpAuthExpiredError          the server refused the credentials, even fresh ones: log in
-    │                                again or refresh the token in your store
-    ├── McpInsufficientScopeError    the token lacks a scope the request needs (403): log in
-    │                                again asking for it, or let an OAuth provider step up
+    ├── McpAuthExpiredError          the server refused even fresh credentials: log in again
+    ├── McpInsufficientScopeError    the token lacks a scope (403): log in again asking for it
     ├── McpProtocolError             the server answered with a JSON-RPC error
-    ├── McpResponseTooLargeError     an answer was over max_message_bytes and not read: ask for
-    │                                less, or raise the limit for a server you trust
-    ├── McpCapabilityError           the server does not offer resources (or prompts, …): ask
-    │                                only for what it declares
+    ├── McpResponseTooLargeError     an answer over max_message_bytes: ask less, or raise it
+    ├── McpCapabilityError           the server does not offer resources (or prompts, …)
     ├── McpStateError                a connection or mount used after close (fix your code)
     │   └── McpServerNotLoadedError  the mount has no open connection to that server: activate it
     ├── McpActivationError           a server could not be activated; nothing was left loaded
@@ -154,29 +150,21 @@ class McpAuthExpiredError(GloveMcpError):
     """
 
     def __init__(
-        self,
-        server: str,
-        url: str,
-        source_error: str | None = None,
-        *,
-        login_command: str | None = None,
+        self, server: str, url: str, source_error: str | None = None, *, login: str | None = None
     ) -> None:
         self.server = server
         self.url = url
         self.source_error = source_error
-        self.login_command = login_command
         why = f" The auth source failed: {source_error}." if source_error else ""
-        # The login the application named (its token source's ``login_command``) is the
-        # advice; without one, what a library user does.
         advice = (
-            f"Log in again ({login_command}); the next call picks the new token up."
-            if login_command
-            else "Refresh or re-issue the token (e.g. log in again with run_mcp_oauth) and "
-            "store it where get_access_token reads it; the next call picks it up."
+            f"Log in again ({login})"  # the application's login command, when it named one
+            if login
+            else "Refresh or re-issue the token (e.g. log in again with run_mcp_oauth) and store "
+            "it where get_access_token reads it"
         )
         super().__init__(
             f"MCP server {server!r} at {url} rejected the credentials (401), also after asking "
-            f"the auth source for a fresh token.{why} {advice}"
+            f"the auth source for a fresh token.{why} {advice}; the next call picks it up."
         )
 
 
@@ -346,17 +334,11 @@ class OAuthRefreshRejectedError(OAuthLoginRequiredError):
 
 
 class OAuthRefreshError(OAuthError):
-    """A token refresh failed for a reason that may pass (network error, server error).
+    """A token refresh failed for a reason that may pass (network error, server error); the
+    stored tokens are left untouched, retry later. ``login_command``: what to run if it keeps
+    failing, when the token source knows it."""
 
-    The stored tokens are left untouched; retry later.
-
-    Attributes:
-        login_command: what to run to log in again if it keeps failing (the token source's).
-    """
-
-    def __init__(self, message: str, *, login_command: str | None = None) -> None:
-        self.login_command = login_command
-        super().__init__(message)
+    login_command: str | None = None
 
 
 class OAuthRevocationError(OAuthError):
