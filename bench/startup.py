@@ -13,6 +13,10 @@ interpreter and site-packages):
 - ``chat: first line``: until ``glove-mcp chat --script FILE`` prints its first line (the
   session and how to resume it), the wait a person sees before anything happens; it loads the
   MCP SDK, so it has no target: on a terminal it shows "starting…" meanwhile;
+- ``chat: you> prompt``: until ``glove-mcp chat --script FILE``, on a pseudo-terminal (stdin,
+  stdout and stderr), shows its ``you>`` prompt — when a person can start typing (issue 31:
+  within 0.3 s, or within 15x ``python -c pass`` on a loaded machine); the model and MCP SDKs
+  load behind it;
 - ``glove-mcp status --store keyring`` is left out: the OS keyring's own import costs what it
   costs.
 
@@ -36,6 +40,8 @@ import time
 from pathlib import Path
 
 TARGET = 3.0
+PROMPT_SECONDS = 0.3  # issue 31: the chat's prompt within 0.3 s…
+PROMPT_RATIO = 15.0  # …or within 15x python -c pass on a loaded machine
 
 CATALOGUE = """
 [[servers]]
@@ -84,9 +90,40 @@ def _first_line(args: list[str], env: dict[str, str]) -> float:
     return elapsed
 
 
+def _prompt_on_terminal(args: list[str], env: dict[str, str]) -> float:
+    """Seconds until the command shows ``you>`` on a pseudo-terminal (then it is stopped)."""
+    import pty
+    import select
+
+    controller, terminal = pty.openpty()
+    started = time.perf_counter()
+    process = subprocess.Popen(args, env=env, stdin=terminal, stdout=terminal, stderr=terminal)
+    os.close(terminal)
+    seen = b""
+    try:
+        while b"you> " not in seen:
+            ready, _, _ = select.select([controller], [], [], 60)
+            if not ready:
+                raise SystemExit(f"no prompt within 60 s: {seen.decode(errors='replace')}")
+            try:
+                chunk = os.read(controller, 4096)
+            except OSError:  # EIO: the command ended
+                chunk = b""
+            if not chunk:
+                raise SystemExit(f"ended before its prompt: {seen.decode(errors='replace')}")
+            seen += chunk
+        return time.perf_counter() - started
+    finally:
+        process.kill()
+        process.wait()
+        os.close(controller)
+
+
 def _timed(args: list[str], env: dict[str, str]) -> float:
     if args[-1] == "--first-line":
         return _first_line(args[:-1], env)
+    if args[-1] == "--prompt":
+        return _prompt_on_terminal(args[:-1], env)
     started = time.perf_counter()
     done = subprocess.run(args, env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
@@ -124,6 +161,7 @@ def main() -> None:
             "glove-mcp status": [*cli, "status"],
             "status --catalogue": [*cli, "status", "--catalogue", str(catalogue)],
             "chat: first line": [*cli, "chat", "--script", str(script), "--first-line"],
+            "chat: you> prompt": [*cli, "chat", "--script", str(script), "--prompt"],
         }
         for command in commands.values():  # warm the file cache
             _timed(command, env)
@@ -148,6 +186,13 @@ def main() -> None:
         f"{TARGET:g}x: {verdict}); status {ratios['glove-mcp status']:.2f}x (with a catalogue "
         f"file {ratios['status --catalogue']:.2f}x); chat's first line "
         f"{ratios['chat: first line']:.1f}x"
+    )
+    prompt = statistics.median(times["chat: you> prompt"])
+    met = prompt <= PROMPT_SECONDS or ratios["chat: you> prompt"] <= PROMPT_RATIO
+    print(
+        f"chat prompt: you> after {prompt * 1000:.0f} ms, {ratios['chat: you> prompt']:.1f}x "
+        f"of python -c pass (target {PROMPT_SECONDS:g} s or {PROMPT_RATIO:g}x, whichever is "
+        f"looser: {'met' if met else 'NOT met'})"
     )
 
 

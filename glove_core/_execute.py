@@ -175,10 +175,16 @@ async def _ask_permission(
         signal=signal,
         call_id=call.id,
     )
+    # ``{"granted": bool, "remember": bool}`` answers once ("allow this time", a refusal
+    # nobody chose); True and the strings below are remembered, as before.
+    remember = True
+    if isinstance(answer, dict):
+        remember = answer.get("remember", True) is not False
+        answer = answer.get("granted")
     granted = answer is True or (
         isinstance(answer, str) and answer.lower() in ("granted", "allow", "yes")
     )
-    if memory is not None:
+    if memory is not None and remember:
         await memory.set_permission(tool.name, key, "granted" if granted else "denied")
     return granted
 

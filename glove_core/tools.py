@@ -219,6 +219,9 @@ class Tool:
         input_model: a pydantic model validating the input locally.
         json_schema: a raw JSON Schema passed to the model verbatim, not validated locally.
         requires_permission: ask the user (``permission_request`` display slot) before running.
+            The slot is resolved with True (allowed, remembered by a ``PermissionStore`` for
+            this tool and input), False (denied, remembered), or ``{"granted": bool,
+            "remember": False}`` for an answer that holds for this call only.
         un_abortable: run to completion even when the request is aborted.
         parallel_safe: may run concurrently with the other calls of the same reply.
     """

@@ -144,14 +144,26 @@ class McpAuth(httpx2.Auth):
             # Raising here would tear down the whole MCP session inside the SDK's transport
             # and surface as "connection closed"; a 401 tells the caller the truth.
             self.last_error = exc
+            # Our OAuth errors are worded for people and carry no secrets; anything else is
+            # named by its type only (an application's exception may quote a token).
+            from glove_mcp.errors import OAuthError
+
+            why = f"{type(exc).__name__}: {exc}" if isinstance(exc, OAuthError) else None
+            login = getattr(exc, "login_command", None)
             logger.warning(
-                "%r could not resolve credentials (%s); sending the request without them",
-                self,
-                type(exc).__name__,
+                "%s could not get its credentials (%s); sending the request without them%s",
+                self.label,
+                why or type(exc).__name__,
+                f". If this persists, log in again: {login}" if isinstance(login, str) else "",
             )
             return {}
         self.last_error = None
         return found
+
+    @property
+    def label(self) -> str:
+        """Who these credentials are for, as log lines name it."""
+        return repr(self)
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} (credentials hidden)>"
@@ -198,6 +210,10 @@ class _AdapterAuth(McpAuth):
             if token:
                 return {"Authorization": f"Bearer {token}"}
         return {}
+
+    @property
+    def label(self) -> str:
+        return f"MCP server {self._server_id!r}"
 
     def __repr__(self) -> str:
         return f"<adapter_auth {self._adapter.identifier!r}/{self._server_id!r}>"

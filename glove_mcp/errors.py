@@ -9,10 +9,8 @@ here is for the *caller* of ``connect_mcp``, ``McpServerConnection`` and ``McpMo
     │   ├── McpServerUnavailableError   connection refused, reset or dropped
     │   ├── McpTimeoutError             no answer in time; the next call reconnects
     │   └── McpSessionExpiredError      the server forgot the session twice in a row
-    ├── McpAuthExpiredError          the server refused the credentials, even fresh ones: log in
-    │                                again or refresh the token in your store
-    ├── McpInsufficientScopeError    the token lacks a scope the request needs (403): log in
-    │                                again asking for it, or let an OAuth provider step up
+    ├── McpAuthExpiredError          the server refused even fresh credentials: log in again
+    ├── McpInsufficientScopeError    the token lacks a scope (403): log in again asking for it
     ├── McpProtocolError             the server answered with a JSON-RPC error
     ├── McpResponseTooLargeError     an answer was over max_message_bytes and not read: ask for
     │                                less, or raise the limit for a server you trust
@@ -166,15 +164,21 @@ class McpAuthExpiredError(GloveMcpError):
         url: the server's endpoint.
     """
 
-    def __init__(self, server: str, url: str, source_error: str | None = None) -> None:
+    def __init__(
+        self, server: str, url: str, source_error: str | None = None, *, login: str | None = None
+    ) -> None:
         self.server, self.url = server, (url := _redacted(url))
         self.source_error = source_error
         why = f" The auth source failed: {source_error}." if source_error else ""
+        advice = (
+            f"Log in again ({login})"  # the application's login command, when it named one
+            if login
+            else "Refresh or re-issue the token (e.g. log in again with run_mcp_oauth) and store "
+            "it where get_access_token reads it"
+        )
         super().__init__(
             f"MCP server {server!r} at {url} rejected the credentials (401), also after asking "
-            f"the auth source for a fresh token.{why} Refresh or re-issue the token (e.g. log "
-            "in again with run_mcp_oauth) and store it where get_access_token reads it; the "
-            "next call picks it up."
+            f"the auth source for a fresh token.{why} {advice}; the next call picks it up."
         )
 
 
@@ -342,10 +346,11 @@ class OAuthRefreshRejectedError(OAuthLoginRequiredError):
 
 
 class OAuthRefreshError(OAuthError):
-    """A token refresh failed for a reason that may pass (network error, server error).
+    """A token refresh failed for a reason that may pass (network error, server error); the
+    stored tokens are left untouched, retry later. ``login_command``: what to run if it keeps
+    failing, when the token source knows it."""
 
-    The stored tokens are left untouched; retry later.
-    """
+    login_command: str | None = None
 
 
 class OAuthRevocationError(OAuthError):

@@ -16,7 +16,7 @@ from typing import TypeVar
 from glove_core.errors import InboxItemError
 from glove_core.sqlite import SqliteDatabase
 from glove_core.stores._sqlite_tables import STORE_SCHEMA, now, save_item
-from glove_core.types import InboxItem
+from glove_core.types import InboxItem, Message
 
 __all__ = ["SessionInfo", "list_sessions", "resolve_inbox_item"]
 
@@ -35,6 +35,8 @@ class SessionInfo:
     """When it last wrote to the file (ISO 8601, UTC)."""
     message_count: int
     """How many messages it saved (summaries included; compaction hides none)."""
+    first_message: str | None = None
+    """The text of its first user message (None when it has none), e.g. to title it."""
 
 
 def _on_existing_file(
@@ -53,12 +55,23 @@ def list_sessions(path: str | os.PathLike[str]) -> list[SessionInfo]:
     def read(conn: sqlite3.Connection) -> list[SessionInfo]:
         rows = conn.execute(
             "SELECT s.session_id, s.created_at, s.updated_at, "
-            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id) "
+            "(SELECT COUNT(*) FROM glove_messages m WHERE m.session_id = s.session_id), "
+            "(SELECT m.data FROM glove_messages m WHERE m.session_id = s.session_id "
+            "AND m.sender = 'user' ORDER BY m.seq LIMIT 1) "
             "FROM glove_sessions s ORDER BY s.created_at, s.session_id"
         ).fetchall()
-        return [SessionInfo(r[0], r[1], r[2], int(r[3])) for r in rows]
+        return [SessionInfo(r[0], r[1], r[2], int(r[3]), _text(r[4])) for r in rows]
 
     return _on_existing_file(path, read, write=False)
+
+
+def _text(data: str | None) -> str | None:
+    if data is None:
+        return None
+    try:
+        return Message.model_validate_json(data).text
+    except ValueError:  # a row this version cannot read: list the conversation untitled
+        return None
 
 
 def resolve_inbox_item(

@@ -4,28 +4,44 @@ or as a headless server."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import logging
 import os
-import shlex
+import signal
 import socket
 import sys
-import time
+import threading
+from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
-from typing import Any
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
 
 from glove_core import (
     DisplayManager,
     EventsConfig,
     Glove,
+    GloveError,
     ModelAdapter,
     SqliteStore,
 )
 from glove_core.resources import AsyncResource
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.cli.chat_names import NO_SERVERS, resume_hint
+from glove_mcp.cli.chat_session import (
+    HELP,
+    NewConversation,
+    choose_session,
+    list_servers,
+    list_sessions,
+    new_session_id,
+    saved_ids,
+)
 from glove_mcp.cli.config import database_file, load_catalogue, open_token_store
-from glove_mcp.cli.console import ConsolePrinter, chat_loop
-from glove_mcp.cli.console_prompts import ElicitationPrompter
+from glove_mcp.cli.console import ConsolePrinter, chat_loop, plain
+from glove_mcp.cli.console_asks import ConsoleQuestions
 from glove_mcp.cli.errors import CliError, command_hint, terminal_message
 from glove_mcp.cli.progress import Progress, color_wanted, retrying_policy
 from glove_mcp.cli.prompt_command import handle_prompt_command
@@ -41,7 +57,7 @@ from glove_mcp.cli.serve_database import (
 from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
-from glove_mcp.mount import mount_mcp
+from glove_mcp.mount import McpMount, mount_mcp
 from glove_mcp.mount.activation_sync import follow_activations
 from glove_mcp.oauth import BoundLogin, OAuthStore, UrlPolicy
 from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
@@ -109,72 +125,195 @@ def _model(args: argparse.Namespace, progress: Progress) -> ModelAdapter:
 # -- chat ------------------------------------------------------------------------------------
 
 
-async def chat(args: argparse.Namespace) -> int:
+async def chat(
+    args: argparse.Namespace, *, session: str | None = None, first_line: str | None = None
+) -> int:
+    """``glove-mcp chat``. With ``session`` and ``first_line``, a new conversation whose
+    first lines and prompt ``_cli_chat_fast`` showed already, and the line the user typed."""
     entries = _with_login_hints(load_catalogue(args.catalogue), args)
+    if args.new and not args.session:
+        raise CliError("--new starts a conversation with the id of --session ID: add it", 2)
     progress = Progress(sys.stderr)
     model = _model(args, progress)
-    session = args.session or time.strftime("chat-%Y%m%d-%H%M%S")
-    out = sys.stdout
     async with AsyncExitStack() as stack:
         if isinstance(model, AsyncResource):  # its HTTP client, closed last
             stack.push_async_callback(model.aclose)
         stack.callback(progress.close)
         store = open_token_store(args.store or "file")
         db = database_file(args.db, "chat.db")
-        conversation = await stack.enter_async_context(SqliteStore(db, session))
-        # An explicit display manager: the terminal answers what servers ask through it.
-        display = DisplayManager()
-        glove = Glove(
-            model=model,
-            system_prompt=CHAT_PROMPT,
-            store=conversation,
-            display_manager=display,
-            server_mode=args.server_mode,
+        if session is None:
+            session = await choose_session(args, db)
+        if args.prompt is not None:
+            return await _one_shot(args, _ChatParts(entries, model, progress, store, db), session)
+        parts = _ChatParts(entries, model, progress, store, db)
+        while True:
+            try:
+                await _converse(args, parts, session, first_line)
+                return 0
+            except NewConversation as new:
+                session, first_line = new.session_id, None
+
+
+class _ChatParts:
+    """What every conversation of one ``chat`` run shares."""
+
+    def __init__(
+        self,
+        entries: list[McpCatalogueEntry],
+        model: ModelAdapter,
+        progress: Progress,
+        store: OAuthStore,
+        db: Path,
+    ) -> None:
+        self.entries = entries
+        self.model = model
+        self.progress = progress
+        self.store = store
+        self.db = db
+
+
+async def _open_conversation(
+    args: argparse.Namespace,
+    parts: _ChatParts,
+    session: str,
+    stack: AsyncExitStack,
+    out: TextIO,
+    *,
+    pause: Callable[[], None],
+    resume: Callable[[], None],
+) -> tuple[Glove, McpMount]:
+    """The agent of conversation ``session``, its servers mounted; notices go to ``out``."""
+    conversation = await stack.enter_async_context(SqliteStore(parts.db, session))
+    # An explicit display manager: the terminal answers what servers ask through it.
+    display = DisplayManager()
+    glove = Glove(
+        model=parts.model,
+        system_prompt=CHAT_PROMPT,
+        store=conversation,
+        display_manager=display,
+        server_mode=args.server_mode,
+    )
+    stack.push_async_callback(glove.aclose)
+    if not args.server_mode:
+        # Every question (permissions, the server picker, sampling, forms, URLs to open) is
+        # asked in the terminal, one at a time; the chat loop is waiting on the request
+        # meanwhile, so the two never read stdin together. Without a terminal on stdin
+        # nobody can answer: each is refused with one line instead of waiting forever.
+        questions = ConsoleQuestions(
+            display, out, before=pause, after=resume, interactive=sys.stdin.isatty()
         )
-        stack.push_async_callback(glove.aclose)
-        printer = ConsolePrinter(out, color=color_wanted(out), progress=progress)
+        stack.callback(questions.attach())
+    logins = _token_lookup(parts.store, parts.entries, args)
+    adapter = SqliteMcpAdapter(parts.db, session, tokens=dict(logins))
+    active_ids = await adapter.get_active()
+    for server_id in active_ids:
+        login = logins.get(server_id)
+        if login is None:
+            continue
+        # Only a login issued for the server's URL counts (never one the id pointed
+        # elsewhere before): say what is missing, with the command that fixes it.
+        check = await login.check()
+        if check.stale:
+            again = login.login_command
+            out.write(f"{server_id} needs a new login: {check.reason} (run: {again})\n")
+        elif check.state == "needs_login":
+            hint = login.login_command
+            out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
+    doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
+    with parts.progress.step(doing):
+        mount = await mount_mcp(
+            glove,
+            adapter=adapter,
+            entries=parts.entries,
+            mark_untrusted=not getattr(args, "no_untrusted_marks", False),
+        )
+    stack.push_async_callback(mount.aclose)
+    glove.build()
+    return glove, mount
+
+
+async def _converse(
+    args: argparse.Namespace, parts: _ChatParts, session: str, first_line: str | None
+) -> None:
+    """One conversation at the ``you>`` prompt; with ``first_line``, its first lines and
+    prompt were shown already and that is what the user typed.
+
+    Raises:
+        NewConversation: ``/clear``; the caller opens the conversation it names.
+    """
+    out = sys.stdout
+    async with AsyncExitStack() as stack:
+        printer = ConsolePrinter(out, color=color_wanted(out), progress=parts.progress)
+        if first_line is None:
+            out.write(f"session {session} (resume with: {resume_hint(args, session)})\n")
+            out.flush()
+        glove, mount = await _open_conversation(
+            args, parts, session, stack, out, pause=printer.pause, resume=printer.resume
+        )
         glove.add_subscriber(printer)
-        if not args.server_mode:
-            # Elicitations (forms, URLs to open) are asked in the terminal, one at a time; the
-            # chat loop is waiting on the request meanwhile, so the two never read stdin together.
-            prompter = ElicitationPrompter(display, out, before=printer.end_turn)
-            stack.callback(prompter.attach())
-        logins = _token_lookup(store, entries, args)
-        adapter = SqliteMcpAdapter(db, session, tokens=dict(logins))
-        resume = command_hint(args, "chat", "--session", session)
-        if args.db:
-            resume += f" --db {shlex.quote(args.db)}"
-        out.write(f"session {session} (resume with: {resume})\n")
-        out.flush()
-        active_ids = await adapter.get_active()
-        for server_id in active_ids:
-            login = logins.get(server_id)
-            if login is None:
-                continue
-            check = await login.check()
-            if check.stale:
-                again = login.login_command
-                out.write(f"{server_id} needs a new login: {check.reason} (run: {again})\n")
-            elif check.state == "needs_login":
-                hint = login.login_command
-                out.write(f"no token for {server_id} (if it needs a login, run: {hint})\n")
-        doing = f"connecting to {', '.join(active_ids)}…" if active_ids else "starting…"
-        with progress.step(doing):
-            mount = await mount_mcp(
-                glove, adapter=adapter, entries=entries, mark_untrusted=not args.no_untrusted_marks
-            )
-        stack.push_async_callback(mount.aclose)
-        glove.build()
-        active = ", ".join(mount.loaded) or "none (the agent finds servers as it needs them)"
-        out.write(f"active servers: {active}. /prompts lists prompts; /quit to leave.\n")
+        if first_line is None:
+            active = ", ".join(mount.loaded) or NO_SERVERS
+            out.write(f"active servers: {active}. /help lists commands; /quit to leave.\n")
 
         async def command(text: str) -> str | None:
-            return await handle_prompt_command(text, mount, out)
+            if text.startswith("//"):
+                return text[1:]  # a line that starts with "/" for the agent
+            word = text.split()[0]
+            if word == "/help":
+                out.write(HELP + "\n")
+            elif word == "/clear":
+                saved = {s for s in await saved_ids(parts.db)} | {session}
+                fresh, number = new_session_id(), 2
+                base = fresh
+                while fresh in saved:
+                    fresh, number = f"{base}-{number}", number + 1
+                out.write(f"(conversation {session} is kept; a new one begins)\n")
+                raise NewConversation(fresh)
+            elif word == "/servers":
+                await list_servers(parts.entries, list(mount.loaded), parts.store, out)
+            elif word == "/sessions":
+                await list_sessions(parts.db, session, out)
+            elif word in ("/prompts", "/prompt"):
+                return await handle_prompt_command(text, mount, out)
+            elif word.startswith("/"):
+                out.write(
+                    f"unknown command {plain(word)}: /help lists them (start a line with // "
+                    "to send it to the agent as it is)\n"
+                )
+            else:
+                return text
+            out.flush()
+            return None
 
         def explain(error: Exception) -> str:
             return terminal_message(error, args)[0]
 
-        await chat_loop(glove, printer, out, command, explain=explain)
+        await chat_loop(glove, printer, out, command, explain=explain, first_line=first_line)
+
+
+async def _one_shot(args: argparse.Namespace, parts: _ChatParts, session: str) -> int:
+    """``chat -p PROMPT``: the answer alone on stdout (notices and questions on stderr);
+    piped stdin is appended to the prompt as context. Returns the exit status."""
+    text = args.prompt
+    if not sys.stdin.isatty():
+        piped = sys.stdin.read()
+        if piped.strip():
+            text = f"{text}\n\n<stdin>\n{piped.rstrip()}\n</stdin>"
+    if not text.strip():
+        raise CliError("-p needs a prompt (or text on stdin)", 2)
+    progress = parts.progress
+    async with AsyncExitStack() as stack:
+        glove, _ = await _open_conversation(
+            args, parts, session, stack, sys.stderr, pause=progress.pause, resume=progress.resume
+        )
+        try:
+            with progress.step("thinking…"):
+                result = await glove.process_request(text)
+        except GloveError as exc:
+            sys.stderr.write(f"glove-mcp: {terminal_message(exc, args)[0]}\n")
+            return 1
+    sys.stdout.write(result.text.rstrip("\n") + "\n")
+    sys.stdout.flush()
     return 0
 
 
@@ -310,11 +449,45 @@ async def serve(args: argparse.Namespace) -> int:
         flush=True,
     )
     config = uvicorn_config(server.app, limits, log_level="warning")
+    loop = asyncio.get_running_loop()
+
+    class Stopping(uvicorn.Server):
+        """uvicorn, which on Ctrl-C or SIGTERM first ends every open stream (they would hold
+        the shutdown for its whole grace period) and aborts the turns in progress. A second
+        signal changes nothing (the shutdown is already quick; uvicorn's forced exit would
+        skip closing the sessions and print tracebacks), and the signal is not raised again
+        afterwards: the command's exit status tells which one it was."""
+
+        stopped_by: int | None = None
+
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            if threading.current_thread() is not threading.main_thread():
+                yield
+                return
+            kept = {s: signal.signal(s, self.handle_exit) for s in (signal.SIGINT, signal.SIGTERM)}
+            try:
+                yield
+            finally:
+                for number, handler in kept.items():
+                    signal.signal(number, handler)
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if self.stopped_by is not None:
+                return
+            self.stopped_by = sig
+            self.should_exit = True
+            loop.call_soon_threadsafe(server.stopping)
+
+    uvicorn_server = Stopping(config)
     try:
         async with pool:
-            await uvicorn.Server(config).serve(sockets=[sock])
+            await uvicorn_server.serve(sockets=[sock])
     finally:
         closable: object = shared_model  # its HTTP client, after every session
         if isinstance(closable, AsyncResource):
             await closable.aclose()
+    if uvicorn_server.stopped_by == signal.SIGINT:
+        print("glove-mcp serve: stopped (Ctrl-C)", file=sys.stderr)
+        return 130
     return 0

@@ -7,7 +7,6 @@ from glove_mcp.cli.parser import catalogue_and_store, model_options, safety_flag
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Coroutine
     from typing import Any
 
 __all__ = ["NAME", "add_parser", "run"]
@@ -22,12 +21,27 @@ def add_parser(commands: Any) -> None:
         NAME,
         "an interactive agent over the catalogue",
         "Talk to an agent that finds and activates catalogue servers as it needs them. "
-        "Ctrl-C stops a reply; Ctrl-D or /quit leaves.",
+        "Ctrl-C stops a reply; Ctrl-D or /quit leaves; /help lists the chat's commands.",
         "  glove-mcp chat\n"
-        "  glove-mcp chat --session chat-20260101-120000     resume a conversation\n"
-        "  glove-mcp chat --script replies.json               offline, scripted replies\n",
+        "  glove-mcp chat --continue                       resume the last conversation\n"
+        "  glove-mcp chat --session chat-20260101-120000   resume a conversation\n"
+        "  glove-mcp chat --session standup --new          start one with that id\n"
+        "  git diff | glove-mcp chat -p 'review this'      print one answer and exit\n"
+        "  glove-mcp chat --script replies.json            offline, scripted replies\n",
     )
-    sub.add_argument("--session", metavar="ID", help="resume a conversation")
+    sub.add_argument("--session", metavar="ID", help="resume a saved conversation")
+    sub.add_argument("--new", action="store_true", help="with --session ID: start one of that id")
+    sub.add_argument(
+        "-c", "--continue", dest="cont", action="store_true", help="resume the last conversation"
+    )
+    sub.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        metavar="PROMPT",
+        help="send PROMPT (piped stdin appended as context), print the answer, exit (non-zero "
+        "status on failure)",
+    )
     sub.add_argument(
         "--server-mode",
         action="store_true",
@@ -36,11 +50,12 @@ def add_parser(commands: Any) -> None:
     catalogue_and_store(sub, shared=False)
     safety_flags(sub, agent=True)
     model_options(sub)
-    sub.set_defaults(handler=run)
+    sub.set_defaults(handler=run, own_start=True)
 
 
-def run(args: argparse.Namespace) -> Coroutine[Any, Any, int]:
-    """The ``chat`` command."""
-    from glove_mcp.cli.agent import chat
+def run(args: argparse.Namespace) -> int:
+    """The ``chat`` command: the first prompt comes before the heavy imports
+    (``chat_fast``)."""
+    from glove_mcp.cli.chat_fast import chat
 
     return chat(args)

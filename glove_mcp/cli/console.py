@@ -84,6 +84,19 @@ class ConsolePrinter:
             self._mid_line = False
             self._out.flush()
 
+    def pause(self) -> None:
+        """Before a question: finish a streamed line and keep the indicator off the screen
+        until ``resume``."""
+        self.progress.pause()
+        if self._mid_line:
+            self._out.write("\n")
+            self._mid_line = False
+            self._out.flush()
+
+    def resume(self) -> None:
+        """After a question: the indicator comes back if something is still running."""
+        self.progress.resume()
+
     async def record(self, event: SubscriberEvent) -> None:
         if isinstance(event, TextDelta):
             self.progress.clear()
@@ -128,6 +141,7 @@ async def chat_loop(
     command: Callable[[str], Awaitable[str | None]] | None = None,
     *,
     explain: Callable[[Exception], str] = str,
+    first_line: str | None = None,
 ) -> None:
     """Read lines from stdin and send them to ``glove`` until ``/quit`` or end of input.
 
@@ -135,6 +149,8 @@ async def chat_loop(
     when it is no command), or None when it answered the line itself (``/prompts``).
 
     ``explain(error)`` words a failed request's error for the terminal.
+
+    ``first_line``: a line already read at a prompt shown before (it is handled first).
 
     Ctrl-C aborts the request in progress (the conversation so far is kept); at the prompt it
     drops the line being typed and shows a fresh prompt, as a shell does. Ctrl-D (end of
@@ -161,9 +177,12 @@ async def chat_loop(
         installed = False  # not the main thread, or a platform without signal handlers
     try:
         while True:
-            out.write(PROMPT)
-            out.flush()
-            line = await asyncio.to_thread(sys.stdin.readline)
+            if first_line is not None:
+                line, first_line = first_line, None
+            else:
+                out.write(PROMPT)
+                out.flush()
+                line = await asyncio.to_thread(sys.stdin.readline)
             if not line:
                 out.write("\n")
                 return

@@ -26,7 +26,7 @@ from glove_mcp.connect.elicitation_schema import (
     parse_form,
 )
 
-__all__ = ["ElicitationPrompter"]
+__all__ = ["ElicitationPrompter", "StopQuestion"]
 
 _YES = frozenset({"y", "yes", "true", "1", "accept", "a"})
 _NO = frozenset({"n", "no", "false", "0"})
@@ -38,7 +38,7 @@ _FORMAT_HINTS = {
 }
 
 
-class _Stop(Exception):
+class StopQuestion(Exception):
     """The user typed /decline or /cancel, or input ended."""
 
     def __init__(self, action: str) -> None:
@@ -134,7 +134,13 @@ class ElicitationPrompter:
         read_line: reads one line (blocking; it runs in a worker thread); ``""`` means the
             input ended, which cancels the question.
         before: called before a question is written (e.g. to end a streamed line).
+        after: called once the question is answered (e.g. to bring the spinner back).
+        interactive: False when nobody can answer (stdin is no terminal): every question is
+            refused at once with one line saying so, nothing is read.
     """
+
+    renderers: frozenset[str] = frozenset({ELICITATION_RENDERER})
+    """The display slots answered."""
 
     def __init__(
         self,
@@ -143,11 +149,15 @@ class ElicitationPrompter:
         read_line: Callable[[], str] = sys.stdin.readline,
         *,
         before: Callable[[], None] | None = None,
+        after: Callable[[], None] | None = None,
+        interactive: bool = True,
     ) -> None:
         self._display = display
         self._out = out
         self._read_line = read_line
         self._before = before
+        self._after = after
+        self._interactive = interactive
         self._seen: set[str] = set()
         self._tasks: set[asyncio.Task[None]] = set()
         self._turn = asyncio.Lock()
@@ -165,7 +175,7 @@ class ElicitationPrompter:
         waiting = {s.id for s in slots}
         self._seen &= waiting  # forget answered slots, so the set does not grow
         for slot in slots:
-            if slot.renderer != ELICITATION_RENDERER or slot.id in self._seen:
+            if slot.renderer not in self.renderers or slot.id in self._seen:
                 continue
             self._seen.add(slot.id)
             task = asyncio.get_running_loop().create_task(self._answer(slot))
@@ -184,10 +194,10 @@ class ElicitationPrompter:
         line = await asyncio.to_thread(self._read_line)
         if not line:
             self._write("\n")
-            raise _Stop("cancel")
+            raise StopQuestion("cancel")
         text = line.strip()
         if text in ("/decline", "/cancel"):
-            raise _Stop(text[1:])
+            raise StopQuestion(text[1:])
         return text
 
     async def _answer(self, slot: Slot) -> None:
@@ -196,23 +206,48 @@ class ElicitationPrompter:
                 return  # answered or given up while an earlier question was open
             if self._before is not None:
                 self._before()
-            request: dict[str, Any] = slot.input if isinstance(slot.input, dict) else {}
             try:
-                if request.get("mode") == "url":
-                    answer = await self._ask_url(request)
-                else:
-                    answer = await self._ask_form(request)
-            except _Stop as stop:
-                answer = {"action": stop.action}
-            if not self._waiting(slot):
-                self._write("(the server stopped waiting for this answer; it was not sent)\n")
-                return
-            try:
-                self._display.resolve(slot.id, answer)
-            except SlotNotFoundError:
-                self._write("(the server stopped waiting for this answer; it was not sent)\n")
-                return
-            self._write(f"({answer['action']} sent to {plain(request.get('server', '?'))})\n")
+                self._write(await self._settle(slot))
+            finally:
+                if self._after is not None:
+                    self._after()
+
+    async def _settle(self, slot: Slot) -> str:
+        """Ask (or refuse) and resolve ``slot``; returns the line saying what was sent."""
+        if self._interactive:
+            answer, said = await self._ask(slot)
+        else:
+            answer, said = self._refuse(slot)
+        gone = "(the server stopped waiting for this answer; it was not sent)\n"
+        if not self._waiting(slot):
+            return gone
+        try:
+            self._display.resolve(slot.id, answer)
+        except SlotNotFoundError:
+            return gone
+        return said
+
+    async def _ask(self, slot: Slot) -> tuple[Any, str]:
+        """Ask the question of ``slot``; returns the answer and the line saying what was sent."""
+        request: dict[str, Any] = slot.input if isinstance(slot.input, dict) else {}
+        try:
+            if request.get("mode") == "url":
+                answer = await self._ask_url(request)
+            else:
+                answer = await self._ask_form(request)
+        except StopQuestion as stop:
+            answer = {"action": stop.action}
+        return answer, f"({answer['action']} sent to {plain(request.get('server', '?'))})\n"
+
+    def _refuse(self, slot: Slot) -> tuple[Any, str]:
+        """The answer when nobody can be asked, and the one line saying so."""
+        request: dict[str, Any] = slot.input if isinstance(slot.input, dict) else {}
+        server = plain(request.get("server", "?"))
+        return (
+            {"action": "decline"},
+            f"[{server}] asked for input; declined: stdin is not a terminal, so nobody can "
+            "answer\n",
+        )
 
     async def _ask_url(self, request: dict[str, Any]) -> dict[str, Any]:
         server = plain(request.get("server", "?"))

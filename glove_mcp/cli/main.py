@@ -121,14 +121,18 @@ def parse(argv: Sequence[str]) -> argparse.Namespace:
 def _run(args: argparse.Namespace) -> int:
     if getattr(args, "light", False):
         if args.debug:
-            _log_to_terminal(debug=True)
+            _log_to_terminal(args)
+        outcome = args.handler(args)
+    elif getattr(args, "own_start", False):
+        # ``chat`` shows its prompt before the heavy imports and says what it is doing itself.
+        _log_to_terminal(args)
         outcome = args.handler(args)
     else:
         # The other commands load the MCP SDK, pydantic and more (a second or two) when their
         # handler is called: on a terminal, show that something is happening meanwhile.
         from glove_mcp.cli.progress import Progress
 
-        _log_to_terminal(args.debug)
+        _log_to_terminal(args)
         starting = Progress(sys.stderr)
         try:
             with starting.step("starting…"):
@@ -146,23 +150,11 @@ def _run(args: argparse.Namespace) -> int:
     return result
 
 
-def _log_to_terminal(debug: bool) -> None:
-    import logging  # imported here: ``--help`` and ``status`` print nothing through logging
+def _log_to_terminal(args: argparse.Namespace) -> None:
+    # Imported here: ``--help`` and ``status`` print nothing through logging.
+    from glove_mcp.cli.log import log_to_terminal
 
-    from glove_mcp.cli._log_redaction import redact_handlers
-
-    logging.basicConfig(
-        level=logging.DEBUG if debug else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    redact_handlers()  # credentials in URLs, whoever logs them
-    if not debug:
-        # The SDK logs its own failures with tracebacks (an OAuth flow error, a server's
-        # unreadable answer) before raising them, and a login it abandons can leave a task
-        # whose failure asyncio reports at exit; glove turns the failure into one line, so
-        # the terminal shows that line only (--debug shows everything).
-        logging.getLogger("mcp").setLevel(logging.CRITICAL)
-        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
+    log_to_terminal(args)
 
 
 def _interrupted(signum: int, frame: object) -> None:

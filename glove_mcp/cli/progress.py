@@ -13,6 +13,7 @@ import os
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO
@@ -21,11 +22,19 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
     from glove_core import RetryPolicy
 
-__all__ = ["Progress", "color_wanted", "retrying_policy"]
+__all__ = ["Progress", "color_wanted", "live_indicators", "retrying_policy"]
 
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _ASCII_FRAMES = "-\\|/"
 _INTERVAL = 0.1
+
+
+_LIVE: weakref.WeakSet[Progress] = weakref.WeakSet()
+
+
+def live_indicators() -> list[Progress]:
+    """The indicators drawing on a terminal now: what a log line must pause first."""
+    return [p for p in list(_LIVE) if p.active]
 
 
 def color_wanted(stream: TextIO) -> bool:
@@ -60,8 +69,11 @@ class Progress:
         self._text: str | None = None
         self._since = 0.0
         self._drawn = False
+        self._paused = 0
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        if self.active:
+            _LIVE.add(self)
 
     def show(self, text: str) -> None:
         """Show ``text`` (with a spinner and the seconds it has been shown) until ``clear``."""
@@ -71,7 +83,8 @@ class Progress:
             if text != self._text:
                 self._since = time.monotonic()
             self._text = text
-            self._draw(0)
+            if not self._paused:
+                self._draw(0)
         if self._thread is None:
             self._thread = threading.Thread(target=self._spin, name="glove-progress", daemon=True)
             self._thread.start()
@@ -83,6 +96,21 @@ class Progress:
         with self._lock:
             self._text = None
             self._erase()
+
+    def pause(self) -> None:
+        """Erase the indicator and draw nothing until ``resume`` (a question is being asked:
+        the spinner must not overwrite what the user types); what ``show`` asks meanwhile is
+        drawn on ``resume``."""
+        with self._lock:
+            self._paused += 1
+            self._erase()
+
+    def resume(self) -> None:
+        """Undo one ``pause``; the indicator comes back if one is wanted."""
+        with self._lock:
+            self._paused = max(0, self._paused - 1)
+            if not self._paused and self._text is not None and self.active:
+                self._draw(0)
 
     @contextmanager
     def step(self, text: str) -> Iterator[None]:
@@ -105,7 +133,7 @@ class Progress:
         while not self._wake.wait(_INTERVAL):
             tick += 1
             with self._lock:
-                if self._text is not None:
+                if self._text is not None and not self._paused:
                     self._draw(tick)
 
     def _draw(self, tick: int) -> None:

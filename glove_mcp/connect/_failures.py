@@ -71,7 +71,10 @@ def auth_expired(namespace: str, url: str, auth: httpx2.Auth | None) -> McpAuthE
     """The error for a 401 that a fresh token did not cure, with the auth's last failure."""
     failure = getattr(auth, "last_error", None)
     detail = f"{type(failure).__name__}: {failure}" if failure is not None else None
-    return McpAuthExpiredError(namespace, url, detail)
+    login = getattr(failure, "login_command", None)
+    return McpAuthExpiredError(
+        namespace, url, detail, login=login if isinstance(login, str) else None
+    )
 
 
 def open_failure(

@@ -296,11 +296,16 @@ class OAuthTokenSource:
         try:
             response = await self._post_as_client(state, url, data)
         except httpx2.HTTPError as exc:
-            raise OAuthRefreshError(
+            raise self._refresh_error(
                 f"token refresh for {self.key!r} at {url} failed: {type(exc).__name__}; "
                 "the stored tokens are unchanged, try again"
             ) from None
         return self._handle_response(response, url, tokens, issued_at)
+
+    def _refresh_error(self, message: str) -> OAuthRefreshError:
+        error = OAuthRefreshError(message)
+        error.login_command = self.login_command  # what to run if it keeps failing
+        return error
 
     async def _post_as_client(
         self, state: OAuthState, url: str, data: dict[str, str]
@@ -339,7 +344,7 @@ class OAuthTokenSource:
             try:
                 token = OAuthToken.model_validate_json(response.content)
             except ValidationError:
-                raise OAuthRefreshError(
+                raise self._refresh_error(
                     f"token refresh for {self.key!r} at {url} returned an invalid token response"
                 ) from None
             new = StoredTokens.from_oauth_token(token, now=issued_at)
@@ -356,7 +361,7 @@ class OAuthTokenSource:
             raise OAuthRefreshRejectedError(
                 self.key, self.login_command, error or f"HTTP {response.status_code}", description
             )
-        raise OAuthRefreshError(
+        raise self._refresh_error(
             f"token refresh for {self.key!r} at {url} failed with HTTP {response.status_code}"
             f"{f' ({error})' if error else ''}; the stored tokens are unchanged, try again"
         )

@@ -36,7 +36,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from glove_core import GloveError, Slot
+from glove_core import AbortController, GloveError, Slot
 from glove_core.errors import EventQueueFullError, EventTooLargeError, SlotNotFoundError
 from glove_core.stores.base import count_messages, read_messages_from
 from glove_core.subscribers import SubscriberEvent
@@ -130,6 +130,20 @@ class SessionRoutes:
         self._no_files = no_files
         self._max_body = max_body_bytes
         self._body_timeout = body_timeout
+        # Reply streams open now, each with its turn's abort: ``stopping`` ends them.
+        self._replies: dict[asyncio.Queue[SseItem | None], AbortController] = {}
+
+    def stopping(self) -> None:
+        """The server is about to stop: end every open stream now with a final ``stopping``
+        item (a follow stream's carries the cursor to reconnect with), and abort the turns in
+        progress (their history stays whole), so that a shutdown need not wait for clients
+        to hang up."""
+        self._relays.stopping()
+        for queue, controller in list(self._replies.items()):
+            queue.put_nowait(("stopping", {}))
+            queue.put_nowait(None)
+            controller.abort("the server is stopping")
+        self._replies.clear()
 
     async def _json(self, request: Request, *, optional: bool = False) -> dict[str, Any]:
         return await read_json(
@@ -335,9 +349,11 @@ class SessionRoutes:
             raise HTTPException(400, "'text' must be a non-empty string")
         session = await self._access.acquire(request.path_params["id"], _principal(request))
         queue: asyncio.Queue[SseItem | None] = asyncio.Queue()
+        controller = AbortController()
+        self._replies[queue] = controller
         # The turn runs to completion even if the client goes away, so history stays whole;
         # the session stays pinned (never closed) until it ends.
-        task = asyncio.create_task(self._turn(session, text, queue))
+        task = asyncio.create_task(self._turn(session, text, queue, controller))
         task.add_done_callback(lambda t: t.exception() if not t.cancelled() else None)
         return StreamingResponse(
             _reply(queue),
@@ -346,7 +362,11 @@ class SessionRoutes:
         )
 
     async def _turn(
-        self, session: CachedSession, text: str, queue: asyncio.Queue[SseItem | None]
+        self,
+        session: CachedSession,
+        text: str,
+        queue: asyncio.Queue[SseItem | None],
+        controller: AbortController,
     ) -> None:
         forwarder = _SseForwarder(queue)
         glove = session.glove
@@ -355,7 +375,7 @@ class SessionRoutes:
                 glove.add_subscriber(forwarder)
                 unsubscribe = glove.display_manager.subscribe(forwarder.slots_changed)
                 try:
-                    result = await glove.process_request(text)
+                    result = await glove.process_request(text, signal=controller.signal)
                 finally:
                     unsubscribe()
                     glove.remove_subscriber(forwarder)
@@ -374,6 +394,7 @@ class SessionRoutes:
                 logger.exception("a session request failed")
             await queue.put(("error", {"error": "internal error; see the server log"}))
         finally:
+            self._replies.pop(queue, None)
             self._access.release(session)
             await queue.put(None)
 

@@ -21,7 +21,8 @@ what is being saved, and what is missed of them while disconnected arrives as sa
 after reconnecting with the cursor. A follower too slow to keep up (``max_backlog`` items
 waiting) gets ``reconnect`` ``{"after": N}`` and the stream ends: reconnecting there loses
 nothing saved. Deleting the session sends ``deleted`` and ends every stream (on another
-instance too, when the store hears deletions: ``PostgresStore.on_deleted``).
+instance too, when the store hears deletions: ``PostgresStore.on_deleted``); so does
+``stopping`` ``{"after": N}``, sent when the server stops (reconnect there later).
 
 Across instances (``HeadlessServer(database_url=)``): the turn may run on another instance,
 whose agent events never reach this one. When the session's store announces saves by any
@@ -109,7 +110,7 @@ _AFTER_SAVE = (
 _MODEL_OUTPUT = (TextDelta, ToolUse)
 """A model call's live preview items."""
 
-_Signal = Literal["lagging", "deleted", "reopen"]
+_Signal = Literal["lagging", "deleted", "reopen", "stopping"]
 
 
 @dataclass(frozen=True)
@@ -150,10 +151,10 @@ class _Follower:
         if item == "reopen":
             if "reopen" not in self._items:  # one read from the cursor covers them all
                 self._items.append(item)
-        elif item in ("lagging", "deleted") or len(self._items) >= self._limit:
+        elif item in ("lagging", "deleted", "stopping") or len(self._items) >= self._limit:
             # Nothing queued matters any more: the stream ends with this signal.
             self._items.clear()
-            self._items.append("deleted" if item == "deleted" else "lagging")
+            self._items.append(item if item in ("deleted", "stopping") else "lagging")
             self._stopped = True
         else:
             self._items.append(item)
@@ -354,6 +355,12 @@ class Relays:
     def __len__(self) -> int:
         return len(self._relays)
 
+    def stopping(self) -> None:
+        """The server is stopping: every follow stream ends with a ``stopping`` item."""
+        for relay in list(self._relays.values()):
+            relay._stop_watching()  # (this module's own class)
+            relay._send("stopping")
+
     def get(self, session_id: str) -> SessionRelay:
         """The session's relay (made when missing)."""
         relay = self._relays.get(session_id)
@@ -445,6 +452,9 @@ async def follow_stream(
                 return
             if item == "deleted":
                 yield frame("deleted", {"id": session_id})
+                return
+            if item == "stopping":  # the server is stopping: the cursor to reconnect with
+                yield frame("stopping", {"after": cursor})
                 return
             if isinstance(item, tuple):
                 yield frame(*item)

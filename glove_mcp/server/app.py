@@ -246,7 +246,7 @@ class HeadlessServer:
         access = SessionAccess(
             self._storage, self._cache, self._relays, agent_factory, max_sessions_per_principal
         )
-        sessions = SessionRoutes(
+        sessions = self._sessions = SessionRoutes(
             access,
             PendingEvents(self._storage.pending_events, max_pending_events),
             self._no_files,
@@ -292,6 +292,13 @@ class HeadlessServer:
                 methods=sorted((route.methods or set()) - {"HEAD"}),
                 public=route.path == CALLBACK_PATH,
             )
+
+    def stopping(self) -> None:
+        """The server is about to stop: end every open stream now with a final ``stopping``
+        item and abort the turns in progress (their history stays whole), so that a shutdown
+        need not wait for clients to hang up. Call it from the event loop's thread (e.g. a
+        signal handler's ``loop.call_soon_threadsafe``)."""
+        self._sessions.stopping()
 
     def add_route(
         self,

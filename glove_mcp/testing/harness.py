@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import socket
 from collections.abc import (
     AsyncIterator,
@@ -267,6 +268,21 @@ def build_server(kind: ServerKind) -> MCPServer | Server[Any]:
     raise ValueError(f"unknown test server {kind!r}: use 'notes', 'tracker', 'paged' or 'sizes'")
 
 
+class _CutStreams(logging.Filter):
+    """Drops what uvicorn logs when a test server's shutdown cuts the requests still open (an
+    SSE stream, a slow tool call) after its 50 ms grace: that is the harness's design, and a
+    traceback per cut request would bury a test's real output."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg == "Cancel %s running task(s), timeout graceful shutdown exceeded":
+            return False
+        exc = record.exc_info[1] if record.exc_info else None
+        return not isinstance(exc, asyncio.CancelledError)
+
+
+_CUT_STREAMS = _CutStreams()
+
+
 class _InProcessServer(uvicorn.Server):
     """uvicorn without signal capture (the test process keeps its own Ctrl+C handling) and
     without its 100 ms polling loop: ``exit()`` stops it at once, where uvicorn would notice
@@ -380,6 +396,7 @@ class McpTestServer(AsyncResource):
             access_log=False,
             ws="none",
         )
+        logging.getLogger("uvicorn.error").addFilter(_CUT_STREAMS)  # once: it is one object
         server = _InProcessServer(config)
         self._uvicorn, self._socket = server, sock
         self._task = asyncio.create_task(server.serve(sockets=[sock]), name=f"mcp-test:{self.port}")

@@ -12,7 +12,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Sequence
 
 from mcp.server.mcpserver import MCPServer
@@ -80,10 +82,27 @@ async def _serve_until_stdin_closes(args: argparse.Namespace) -> None:
             await stack.enter_async_context(server)
             sys.stdout.write(server.url + "\n")
         sys.stdout.flush()
-        loop = asyncio.get_running_loop()
-        # Blocks a worker thread, not the loop; returns "" when the parent closes our stdin.
-        while await loop.run_in_executor(None, sys.stdin.readline):
+        await _until_stopped()
+
+
+async def _until_stopped() -> None:
+    """Wait until stdin closes, Ctrl-C or SIGTERM: the servers then close (open streams are
+    cut), and the process leaves with status 0 and nothing on stderr."""
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError, RuntimeError):  # not on this platform
+            loop.add_signal_handler(number, stop.set)
+
+    def watch_stdin() -> None:
+        # A daemon thread, not the loop's executor: asyncio.run waits for executor threads
+        # at exit, and this one would block in readline forever after a signal.
+        while sys.stdin.readline():
             pass
+        loop.call_soon_threadsafe(stop.set)
+
+    threading.Thread(target=watch_stdin, name="stdin-watch", daemon=True).start()
+    await stop.wait()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

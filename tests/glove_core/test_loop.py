@@ -639,3 +639,18 @@ async def test_sync_tool_with_pydantic_input_model() -> None:
     await glove.process_request("go")
     assert results_of((await store.get_messages())[2]) == [ToolResultData(data=7)]
     assert tool_spec(model.requests[0], "norm").input_schema["required"] == ["x", "y"]
+
+
+@pytest.mark.parametrize("granted", [True, False])
+async def test_a_permission_answered_once_is_asked_again(granted: bool) -> None:
+    runs: list[str] = []
+    asked: list[Slot] = []
+    store = MemoryStore()
+    model = ScriptedModel([[call("delete", path="/a")], [call("delete", "c2", path="/a")], "ok"])
+    glove = Glove(model=model, system_prompt="s", store=store).fold(guarded_tool(runs)).build()
+    auto_answer(glove.display_manager, {"granted": granted, "remember": False}, asked)
+    await glove.process_request("go")
+    # Same tool, same input, asked twice: nothing was remembered.
+    assert len(asked) == 2
+    assert runs == (["/a", "/a"] if granted else [])
+    assert await store.get_permission("delete", '{"path":"/a"}') is None

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import signal
+import sys
+
 import httpx2
 import pytest
 
@@ -60,3 +65,44 @@ async def test_server_keeps_its_port_across_restarts() -> None:
 def test_unknown_kind_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown test server 'nope'"):
         build_server("nope")  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("stop", ["ctrl-c", "sigterm", "stdin"])
+async def test_the_subprocess_server_stops_quietly_mid_request(stop: str) -> None:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "glove_mcp.testing",
+        "tracker",
+        "--latency",
+        "5",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
+    try:
+        url = (await asyncio.wait_for(process.stdout.readline(), 60)).decode().strip()
+        conn = await connect_mcp("tracker", url)
+        # A tool call still running when the server is told to stop: its request is cut.
+        call = asyncio.create_task(conn.call_tool("list_issues", {}))
+        await asyncio.sleep(0.5)
+        if stop == "ctrl-c":
+            process.send_signal(signal.SIGINT)
+        elif stop == "sigterm":
+            process.terminate()
+        else:
+            process.stdin.close()
+        status = await asyncio.wait_for(process.wait(), 30)  # Ctrl-C used to hang here
+        err = (await process.stderr.read()).decode()
+        call.cancel()
+        with contextlib.suppress(BaseException):
+            await conn.aclose()
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    assert status == 0
+    assert err == ""  # no "Cancel 1 running task(s)", no traceback

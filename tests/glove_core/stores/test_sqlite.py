@@ -193,6 +193,7 @@ async def test_list_sessions_and_resolve_from_outside(tmp_path: Path) -> None:
         sessions = await SqliteStore.list_sessions(path)
         assert [(s.session_id, s.message_count) for s in sessions] == [("a", 2), ("b", 0)]
         assert sessions[0].created_at <= sessions[0].updated_at
+        assert [s.first_message for s in sessions] == ["1", None]
 
         resolved = await SqliteStore.resolve_inbox_item(path, "only-b", "answer")
         assert (resolved.status, resolved.response) == ("resolved", "answer")

@@ -210,6 +210,7 @@ def test_chat_through_stdin_with_a_scripted_model_and_resume(
         "chat",
         "--session",
         "s1",
+        "--new",
         *common,
         home=tmp_path,
         stdin="what is open?\n/quit\n",
@@ -240,6 +241,7 @@ async def test_ctrl_c_aborts_the_request_and_keeps_the_conversation(tmp_path: Pa
         "chat",
         "--session",
         "c1",
+        "--new",
         "--script",
         str(script),
         "--catalogue",
@@ -396,7 +398,13 @@ def test_chat_closes_its_model_when_it_ends(
     catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
     ClosableScript.closed = 0
     ran = in_process(
-        "chat", "--catalogue", str(catalogue), home=tmp_path, stdin="hi\n", capsys=capsys
+        "chat",
+        "--catalogue",
+        str(catalogue),
+        home=tmp_path,
+        stdin="hi\n",
+        capsys=capsys,
+        env={"ANTHROPIC_API_KEY": "unused"},  # the check before the model is built
     )
     assert ran.status == 0, ran.err
     assert "hello" in ran.out

@@ -38,8 +38,9 @@ async def _read_until(stream: asyncio.StreamReader, marker: bytes, seen: bytes =
 async def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["hi"]))
-    # While the command imports its modules.
-    process = await start_cli("chat", "--script", str(script), home=tmp_path)
+    # While the command imports its modules (a new conversation's prompt comes before them,
+    # and Ctrl-C there redraws it: `-p` imports first).
+    process = await start_cli("chat", "-p", "hi", "--script", str(script), home=tmp_path)
     await asyncio.sleep(0.3)
     process.send_signal(signal.SIGINT)
     out, err = await asyncio.wait_for(process.communicate(), 60)
@@ -57,6 +58,7 @@ async def test_ctrl_c_during_start_up_is_one_line(tmp_path: Path) -> None:
             "chat",
             "--session",
             "s1",
+            "--new",
             "--db",
             str(db),
             "--script",
@@ -137,6 +139,7 @@ def test_chat_db_is_private_and_the_resume_hint_runs_as_printed(
         "chat",
         "--session",
         "my chat; rm -rf ~",
+        "--new",
         "--script",
         str(script),
         "--catalogue",
