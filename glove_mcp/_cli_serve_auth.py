@@ -73,9 +73,9 @@ def add_principal_limits(limits: _Arguments) -> None:
     limits.add_argument(
         "--max-sessions-per-principal",
         type=at_least(1, int),
-        default=1000,
+        default=10_000,
         metavar="N",
-        help="sessions one principal may keep; creating more gets 429 (default 1000)",
+        help="sessions one principal may keep; creating more gets 429 (default 10000)",
     )
     limits.add_argument(
         "--max-pending-events",
