@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any, Protocol
 
 from glove_mcp._cli_args import at_least
 from glove_mcp._cli_errors import CliError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from glove_mcp.principals import Authenticator
+
+    class _Arguments(Protocol):
+        """A parser or an argument group: what takes ``add_argument``."""
+
+        def add_argument(self, *names: str, **options: Any) -> argparse.Action: ...
+
 
 __all__ = ["add_auth_flags", "add_principal_limits", "serve_authenticator"]
 
@@ -60,12 +68,6 @@ def add_auth_flags(serve: argparse.ArgumentParser) -> None:
         metavar="CLAIM",
         help="the claim naming the principal (default sub)",
     )
-
-
-class _Arguments(Protocol):
-    """A parser or an argument group: what takes ``add_argument``."""
-
-    def add_argument(self, *names: str, **options: Any) -> argparse.Action: ...
 
 
 def add_principal_limits(limits: _Arguments) -> None:
