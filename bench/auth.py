@@ -15,8 +15,10 @@ network's. Variants, interleaved round by round so drift affects each alike:
 - ``jwt``: an RS256 token checked by ``JwtAuthenticator`` against a JWKS fetched once and
   cached (the provider served in process too).
 
-Reported: the median server-side time per variant and its ratio to ``none`` and to
-``one key``.
+Reported: (a) the median server-side time per variant and its ratio to ``none`` and to
+``one key``; (b) the authenticator's own time per call (the same headers, the same run) as a
+share of the request's median without authentication — the figure the noise of (a) on a
+busy machine (several percent between identical code paths) cannot hide.
 
 Run: ``python bench/auth.py [--requests 2000] [--rounds 10]``
 """
@@ -135,18 +137,18 @@ async def main() -> None:
         async with AsyncExitStack() as stack:
             jwks_client = httpx2.AsyncClient(transport=httpx2.ASGITransport(app=provider(key)))
             stack.push_async_callback(jwks_client.aclose)
+            authenticators: dict[str, Any] = {
+                "one key": ApiKeys.single(KEY),
+                "1000 keys": ApiKeys.from_file(keys_file),
+                "jwt": JwtAuthenticator(ISSUER, AUDIENCE, client=jwks_client),
+            }
             variants = {
                 "none": await variant("none", folder, stack, authenticator=Everyone()),
                 "one key": await variant("one key", folder, stack, api_key=KEY),
                 "1000 keys": await variant(
-                    "1000 keys", folder, stack, authenticator=ApiKeys.from_file(keys_file)
+                    "1000 keys", folder, stack, authenticator=authenticators["1000 keys"]
                 ),
-                "jwt": await variant(
-                    "jwt",
-                    folder,
-                    stack,
-                    authenticator=JwtAuthenticator(ISSUER, AUDIENCE, client=jwks_client),
-                ),
+                "jwt": await variant("jwt", folder, stack, authenticator=authenticators["jwt"]),
             }
             headers = {
                 # The same bytes as the JWT variant: what is measured is the checking, not a
@@ -167,6 +169,18 @@ async def main() -> None:
                     for _ in range(per_round):
                         await client.get("/sessions/s1", headers=headers[name])
             medians = {n: statistics.median(t.seconds) for n, (t, _) in variants.items()}
+            # (b) The authenticator alone, per call, on the same request headers.
+            alone: dict[str, float] = {}
+            for name, authenticator in authenticators.items():
+                scope = {
+                    "type": "http",
+                    "headers": [(b"authorization", headers[name]["Authorization"].encode())],
+                }
+                assert await authenticator.authenticate(HTTPConnection(scope)) is not None
+                start = time.perf_counter()
+                for _ in range(args.requests):
+                    await authenticator.authenticate(HTTPConnection(scope))
+                alone[name] = (time.perf_counter() - start) / args.requests
     load = os.getloadavg()
     print(f"python {sys.version.split()[0]}, load average {load[0]:.2f} {load[1]:.2f}")
     print(f"{'variant':<10} {'median µs':>10} {'vs none':>8} {'vs one key':>11}")
@@ -175,12 +189,17 @@ async def main() -> None:
             f"{name:<10} {median * 1e6:>10.1f} {median / medians['none']:>8.3f} "
             f"{median / medians['one key']:>11.3f}"
         )
+    print("(b) the authenticator alone, per call, against the request's median without one:")
+    for name, seconds in alone.items():
+        print(f"{name:<10} {seconds * 1e6:>10.1f} µs  {seconds / medians['none'] * 100:>5.1f}%")
     worst = max(("1000 keys", "jwt"), key=lambda n: medians[n])
     print(
         f"summary: {args.requests} requests per variant; 1000 keys "
         f"{(medians['1000 keys'] / medians['none'] - 1) * 100:+.1f}%, jwt "
         f"{(medians['jwt'] / medians['none'] - 1) * 100:+.1f}% against no authentication "
-        f"(worst: {worst})"
+        f"(worst: {worst}); alone: 1000 keys "
+        f"{alone['1000 keys'] / medians['none'] * 100:.1f}%, jwt "
+        f"{alone['jwt'] / medians['none'] * 100:.1f}% of a request"
     )
 
 

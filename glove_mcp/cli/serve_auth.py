@@ -11,13 +11,21 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TYPE_CHECKING, Any, Protocol
 
 from glove_mcp.cli.errors import CliError
 from glove_mcp.cli.parser import at_least
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
 if TYPE_CHECKING:
+    from typing import Any, Protocol
+
     from glove_mcp.server.principals import Authenticator
+
+    class _Arguments(Protocol):
+        """A parser or an argument group: what takes ``add_argument``."""
+
+        def add_argument(self, *names: str, **options: Any) -> argparse.Action: ...
+
 
 __all__ = ["add_auth_flags", "add_principal_limits", "serve_authenticator"]
 
@@ -62,20 +70,14 @@ def add_auth_flags(serve: argparse.ArgumentParser) -> None:
     )
 
 
-class _Arguments(Protocol):
-    """A parser or an argument group: what takes ``add_argument``."""
-
-    def add_argument(self, *names: str, **options: Any) -> argparse.Action: ...
-
-
 def add_principal_limits(limits: _Arguments) -> None:
     """The limits per principal and for every session together, on ``serve``'s group."""
     limits.add_argument(
         "--max-sessions-per-principal",
         type=at_least(1, int),
-        default=1000,
+        default=10_000,
         metavar="N",
-        help="sessions one principal may keep; creating more gets 429 (default 1000)",
+        help="sessions one principal may keep; creating more gets 429 (default 10000)",
     )
     limits.add_argument(
         "--max-pending-events",

@@ -14,6 +14,8 @@ from typing import Any
 from glove_core.postgres import Connection, PostgresDatabase
 from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore, deleted_payload
 from glove_mcp.server._session_owners import (
+    COUNT_SQL,
+    COUNT_UP_SQL,
     OWNER_SQL,
     OWNERS_POSTGRES,
     PENDING_SQL,
@@ -64,11 +66,9 @@ class PostgresSessionStorage:
                     "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
                     ("glove_session_owners:" + owner,),
                 )
-                cursor = await conn.execute(
-                    "SELECT COUNT(*) FROM glove_session_owners WHERE principal = %s", (owner,)
-                )
+                cursor = await conn.execute(COUNT_SQL, (owner,))
                 row: Any = await cursor.fetchone()
-                if row[0] >= limit:
+                if row is not None and row[0] >= limit:
                     cursor = await conn.execute(
                         "SELECT 1 FROM glove_sessions WHERE session_id = %s", (session_id,)
                     )
@@ -87,6 +87,7 @@ class PostgresSessionStorage:
                 "ON CONFLICT (session_id) DO UPDATE SET principal = excluded.principal",
                 (session_id, owner),
             )
+            await conn.execute(COUNT_UP_SQL, (owner,))
             return True
 
         await self._migrate()
@@ -134,6 +135,13 @@ class PostgresSessionStorage:
         server has closed the session first."""
 
         async def write(conn: Connection) -> bool:
+            # Counted off its owner before the owner's row goes with the rest.
+            await conn.execute(
+                "UPDATE glove_principal_sessions SET sessions = sessions - 1 "
+                "WHERE sessions > 0 AND principal = "
+                "(SELECT principal FROM glove_session_owners WHERE session_id = %s)",
+                (session_id,),
+            )
             cursor = await conn.execute(
                 "DELETE FROM glove_sessions WHERE session_id = %s", (session_id,)
             )

@@ -6,8 +6,11 @@ page of sessions is one range scan of its own rows. Migration 1 gives every sess
 exists already to principal ``default`` (the ``GLOVE_API_KEY`` principal that created it); a
 session with no row (made outside the server on the same database) is ``default``'s too.
 
-A session is created with its owner in one transaction (the conversation's row and the
-owner's), so no request ever sees it without one. The table has a ``session_id`` column, so
+Table ``glove_principal_sessions`` counts each principal's sessions (kept in the same
+transactions), so the cap on sessions per principal costs one key lookup.
+
+A session is created with its owner in one transaction (the conversation's row, the owner's
+and the count), so no request ever sees it without one. The table has a ``session_id`` column, so
 deleting a session deletes its owner row with everything else kept under its id.
 """
 
@@ -21,12 +24,16 @@ from glove_core.sqlite import SqliteSchema
 from glove_mcp.server.principals import DEFAULT_PRINCIPAL
 
 __all__ = [
+    "COUNT_DOWN_SQL",
+    "COUNT_SQL",
+    "COUNT_UP_SQL",
     "OWNERS_POSTGRES",
     "OWNERS_SQLITE",
     "OWNER_SQL",
     "PENDING_SQL",
     "SessionLimitError",
     "claim_sqlite",
+    "forget_sqlite",
     "now",
     "owner_sqlite",
     "pending_sqlite",
@@ -38,6 +45,11 @@ _CREATE = (
     "ON glove_session_owners (principal, session_id)",
     "INSERT INTO glove_session_owners (session_id, principal) "
     f"SELECT session_id, '{DEFAULT_PRINCIPAL}' FROM glove_sessions",
+    # Each principal's number of sessions, kept with each creation and deletion, so checking
+    # the cap costs one key lookup however many sessions the principal has.
+    "CREATE TABLE glove_principal_sessions (principal TEXT PRIMARY KEY, sessions BIGINT NOT NULL)",
+    "INSERT INTO glove_principal_sessions (principal, sessions) "
+    f"SELECT '{DEFAULT_PRINCIPAL}', COUNT(*) FROM glove_sessions HAVING COUNT(*) > 0",
 )
 
 OWNERS_SQLITE = SqliteSchema(
@@ -62,6 +74,22 @@ def now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+COUNT_SQL = "SELECT sessions FROM glove_principal_sessions WHERE principal = %s"
+"""How many sessions a principal has (one key lookup)."""
+
+COUNT_UP_SQL = (
+    "INSERT INTO glove_principal_sessions (principal, sessions) VALUES (%s, 1) "
+    "ON CONFLICT (principal) DO UPDATE SET sessions = glove_principal_sessions.sessions + 1"
+)
+"""One more session of a principal."""
+
+COUNT_DOWN_SQL = (
+    "UPDATE glove_principal_sessions SET sessions = sessions - 1 "
+    "WHERE principal = %s AND sessions > 0"
+)
+"""One session fewer."""
+
+
 class SessionLimitError(Exception):
     """The principal has as many sessions as it may (the server answers 429)."""
 
@@ -82,10 +110,8 @@ def claim_sqlite(
         SessionLimitError: the principal has ``limit`` sessions already.
     """
     if limit is not None:
-        (count,) = conn.execute(
-            "SELECT COUNT(*) FROM glove_session_owners WHERE principal = ?", (principal,)
-        ).fetchone()
-        if count >= limit:
+        row = conn.execute(COUNT_SQL.replace("%s", "?"), (principal,)).fetchone()
+        if row is not None and row[0] >= limit:
             exists = conn.execute(
                 "SELECT 1 FROM glove_sessions WHERE session_id = ?", (session_id,)
             ).fetchone()
@@ -103,7 +129,17 @@ def claim_sqlite(
         "ON CONFLICT (session_id) DO UPDATE SET principal = excluded.principal",
         (session_id, principal),
     )
+    conn.execute(COUNT_UP_SQL.replace("%s", "?"), (principal,))
     return True
+
+
+def forget_sqlite(conn: sqlite3.Connection, session_id: str) -> None:
+    """Count a session being deleted off its owner (inside the deleting write)."""
+    row = conn.execute(
+        "SELECT principal FROM glove_session_owners WHERE session_id = ?", (session_id,)
+    ).fetchone()
+    if row is not None:
+        conn.execute(COUNT_DOWN_SQL.replace("%s", "?"), (row[0],))
 
 
 def owner_sqlite(conn: sqlite3.Connection, session_id: str) -> str | None:

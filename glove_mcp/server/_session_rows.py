@@ -17,7 +17,14 @@ from dataclasses import dataclass
 from glove_core.sqlite import SqliteDatabase
 from glove_core.stores.sqlite import SqliteStore
 
-__all__ = ["TITLE_CHARS", "SessionRow", "delete_session", "list_sessions", "title_of"]
+__all__ = [
+    "TITLE_CHARS",
+    "SessionRow",
+    "delete_rows",
+    "delete_session",
+    "list_sessions",
+    "title_of",
+]
 
 _KEYS = ("session_id", "conversation_id")
 
@@ -130,26 +137,25 @@ def list_sessions(
     return session_rows(conn.execute(statement, params).fetchall())
 
 
+def delete_rows(conn: sqlite3.Connection, session_id: str) -> bool:
+    """Delete every row of ``session_id`` (inside a write); False when it did not exist."""
+    existed = (
+        conn.execute("SELECT 1 FROM glove_sessions WHERE session_id = ?", (session_id,)).fetchone()
+        is not None
+    )
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    for table in tables:
+        columns = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
+        for key in _KEYS:
+            if key in columns:
+                conn.execute(f'DELETE FROM "{table}" WHERE "{key}" = ?', (session_id,))
+    return existed
+
+
 async def delete_session(path: str, session_id: str) -> bool:
     """Delete every row of ``session_id`` in one transaction; False when it did not exist."""
-
-    def write(conn: sqlite3.Connection) -> bool:
-        existed = (
-            conn.execute(
-                "SELECT 1 FROM glove_sessions WHERE session_id = ?", (session_id,)
-            ).fetchone()
-            is not None
-        )
-        tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
-        for table in tables:
-            columns = {r[1] for r in conn.execute(f'PRAGMA table_info("{table}")')}
-            for key in _KEYS:
-                if key in columns:
-                    conn.execute(f'DELETE FROM "{table}" WHERE "{key}" = ?', (session_id,))
-        return existed
-
     db = _database(path)
     try:
-        return await db.write(write)
+        return await db.write(lambda conn: delete_rows(conn, session_id))
     finally:
         await db.aclose()

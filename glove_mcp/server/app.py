@@ -142,7 +142,7 @@ class HeadlessServer:
             ``Authenticator``).
         throttle: failed authentications per client address (default ``FailureThrottle()``:
             20 failures, then one more every 2 s; 429 with ``Retry-After`` meanwhile).
-        max_sessions_per_principal: sessions one principal may have stored (default 1000;
+        max_sessions_per_principal: sessions one principal may have stored (default 10000;
             None: no limit); creating more gets 429.
         max_pending_events: outside events waiting in the whole database, every session
             together, beyond which ``POST /sessions/{id}/events`` gets 503 (default 10000;
@@ -191,7 +191,7 @@ class HeadlessServer:
         *,
         authenticator: Authenticator | None = None,
         throttle: FailureThrottle | None = None,
-        max_sessions_per_principal: int | None = 1000,
+        max_sessions_per_principal: int | None = 10_000,
         max_pending_events: int | None = 10_000,
         max_body_bytes: int = 256 * 1024,
         body_timeout: float = 30.0,

@@ -9,6 +9,7 @@ or several sharing the file — creating one id, exactly one wins.
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from typing import Protocol, runtime_checkable
 
 from glove_core import SqliteStore, StoreAdapter
@@ -16,11 +17,12 @@ from glove_core.sqlite import SqliteDatabase
 from glove_mcp.server._session_owners import (
     OWNERS_SQLITE,
     claim_sqlite,
+    forget_sqlite,
     now,
     owner_sqlite,
     pending_sqlite,
 )
-from glove_mcp.server._session_rows import SessionRow, delete_session, list_sessions
+from glove_mcp.server._session_rows import SessionRow, delete_rows, list_sessions
 
 __all__ = ["SessionRow", "SessionStorage", "SessionStore", "SqliteSessionStorage"]
 
@@ -142,7 +144,13 @@ class SqliteSessionStorage:
 
     async def delete(self, session_id: str) -> bool:
         """See ``SessionStorage.delete``."""
-        return await delete_session(self.path, session_id)
+        db = await self._database()
+
+        def write(conn: sqlite3.Connection) -> bool:
+            forget_sqlite(conn, session_id)  # before its owner row goes with the rest
+            return delete_rows(conn, session_id)
+
+        return await db.write(write)
 
     async def pending_events(self) -> int:
         """See ``SessionStorage.pending_events``."""

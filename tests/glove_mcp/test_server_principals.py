@@ -202,7 +202,9 @@ async def test_sessions_from_before_principals_belong_to_default(tmp_path: Path)
     with sqlite3.connect(path) as conn:
         rows = conn.execute("SELECT session_id, principal FROM glove_session_owners").fetchall()
         versions = dict(conn.execute("SELECT component, version FROM glove_store_schema"))
+        counts = conn.execute("SELECT principal, sessions FROM glove_principal_sessions").fetchall()
     assert rows == [("legacy", "default")]
+    assert counts == [("default", 1)]  # the cap counts sessions from before principals
     assert versions["glove_mcp.session_owners"] == 1
 
 
