@@ -1,4 +1,4 @@
-"""A terminal agent on your catalogue (servers.toml in GLOVE_HOME) with stored OAuth tokens:
+"""A terminal agent on your catalogue (servers.toml in ~/.config/glove) with stored OAuth tokens:
 it finds servers as it needs them; `--session ID` resumes a conversation."""
 
 import sys

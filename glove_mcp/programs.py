@@ -39,8 +39,8 @@ def run_chat(catalogue: str | None = None, argv: Sequence[str] | None = None) ->
     tokens; the conversation is saved and can be resumed.
 
     Args:
-        catalogue: a catalogue file (default: ``servers.toml`` in the data directory if it
-            exists, else the built-in catalogue).
+        catalogue: a catalogue file (default: ``servers.toml`` in the configuration
+            directory if it exists, else the built-in catalogue).
         argv: more ``glove-mcp chat`` flags (default: the program's arguments).
 
     Returns:

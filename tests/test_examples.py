@@ -251,7 +251,9 @@ async def test_the_web_server_program_serves_the_page_and_a_session(tmp_path: Pa
             f'url = "{tracker}"\n',
             encoding="utf-8",
         )
-        replies = [{"tool_calls": [{"name": "find_capability", "input": {"need": "issues"}}]}]
+        replies: list[Any] = [
+            {"tool_calls": [{"name": "find_capability", "input": {"need": "issues"}}]}
+        ]
         replies += ["Nothing found."]
         process = await asyncio.create_subprocess_exec(
             sys.executable,

@@ -50,7 +50,7 @@ from glove_mcp.types import McpEmbeddedResource, McpTextContent
 
 # These tests compare what the model gets with what the server sent, so they mount without the
 # untrusted-content envelopes (on by default; tests/glove_mcp/test_untrusted_marks.py).
-mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)
 
 HERE = Path(__file__).resolve().parent
 NODE = HERE / "node_modules" / "node" / "bin" / "node"

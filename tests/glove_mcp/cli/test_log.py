@@ -82,7 +82,7 @@ def test_a_stale_login_is_one_warning_naming_the_login_command(
 def test_history_of_unloaded_servers_is_said_once_per_conversation(
     tmp_path: Path, servers: Servers, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    found = [
+    found: list[object] = [
         {"tool_calls": [{"name": "find_capability", "input": {"need": "bug tracker"}}]},
         {"tool_calls": [{"name": "activate", "input": {"id": "tracker"}}]},
         "Activated.",

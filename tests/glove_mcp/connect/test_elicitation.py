@@ -794,8 +794,13 @@ async def test_a_url_that_is_not_an_http_page_is_never_shown(
     url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     seen: list[dict[str, Any]] = []
+
+    def shown(params: dict[str, Any]) -> dict[str, Any]:
+        seen.append(params)
+        return {"action": "accept"}
+
     result = await answer_elicitation(
-        "srv", _url(url), on_elicitation=seen.append, display=None, server_mode=False
+        "srv", _url(url), on_elicitation=shown, display=None, server_mode=False
     )
     assert result == types.ElicitResult(action="decline")
     assert seen == []

@@ -28,7 +28,7 @@ from glove_mcp.testing import serve
 
 # These tests read results as the server sent them, without the untrusted-content
 # envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
-mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)
 
 _VALID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 

@@ -24,7 +24,7 @@ from tests.glove_mcp.connect.probe_server import build_probe_server
 
 # These tests read results as the server sent them, without the untrusted-content
 # envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
-mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)
 
 # A guard, not a timing assert: a timeout that was not applied would hang for 300 s.
 _GUARD = 30

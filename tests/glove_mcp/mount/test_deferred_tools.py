@@ -50,7 +50,7 @@ from tests.glove_mcp.connect.probe_server import build_probe_server
 
 # These tests read results as the server sent them, without the untrusted-content
 # envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
-mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)
 
 # Long enough to be cached (the fake, like the API, caches prefixes from 1,024 tokens).
 SYSTEM = "You are the main agent of a small team. Answer briefly and use your tools. " * 150

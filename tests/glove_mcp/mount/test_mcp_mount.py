@@ -26,7 +26,7 @@ from glove_mcp.testing import McpTestServer, serve
 
 # These tests read results as the server sent them, without the untrusted-content
 # envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
-mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)  # type: ignore[assignment]
+mount_mcp = functools.partial(mount_mcp, mark_untrusted=False)
 
 
 @dataclass

@@ -22,7 +22,7 @@ from glove_mcp.oauth import (
 from glove_mcp.testing import OAuthTestServer, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 from tests.glove_mcp.cli._commands import in_process
-from tests.glove_mcp.cli.test_cli import run_cli, write_catalogue
+from tests.glove_mcp.cli.test_main import run_cli, write_catalogue
 from tests.glove_mcp.oauth._browser import Browser
 
 
