@@ -1,4 +1,4 @@
-"""Issue 21, item 11: what the README, the guides in ``docs/`` and the examples say works.
+"""What the README, the guides in ``docs/`` and the examples say works.
 The quick start makes and activates a virtual environment; the offline script format is
 documented and the documented script runs; the local test servers are described; the
 tool-calling snippet (with ``ToolCall(id=…)``) runs; the examples read the command's variables
@@ -16,7 +16,7 @@ import pytest
 
 from tests.glove_mcp.cli._commands import Servers, cli_env, in_process, write_catalogue
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 # The guides the README's sections moved to (the documentation site's pages).
 MCP_GUIDE = (ROOT / "docs" / "mcp.md").read_text(encoding="utf-8")

@@ -14,6 +14,7 @@ from typing import Any
 import httpx2
 
 from glove_mcp.cli.demo_stack import _browse
+from glove_mcp.resource_keys import credential_key
 from glove_mcp.testing import serve, serve_oauth_server
 from glove_mcp.testing.servers import build_tracker_server
 
@@ -208,7 +209,9 @@ async def test_login_then_the_agent_uses_and_keeps_the_stored_tokens(tmp_path: P
         out = (await asyncio.wait_for(process.stdout.read(), 60)).decode()
         assert await process.wait() == 0
         assert "linear: AUTHORIZED" in out
-        assert "linear" in (tmp_path / "oauth.json").read_text()  # the library's default file
+        # The library's default file, the login under the server it was issued for.
+        stored = (tmp_path / "oauth.json").read_text()
+        assert credential_key("default", server.url) in stored
 
         replies = [
             {"tool_calls": [{"name": "find_capability", "input": {"need": "issue tracker"}}]},
@@ -222,6 +225,7 @@ async def test_login_then_the_agent_uses_and_keeps_the_stored_tokens(tmp_path: P
             environment,
             "--session",
             "s1",
+            "--new",
             "--script",
             script(tmp_path, replies),
             stdin=b"what is open in the tracker?\n/quit\n",
@@ -264,14 +268,14 @@ async def test_the_web_server_program_serves_the_page_and_a_session(tmp_path: Pa
             script(tmp_path, replies),
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
-            env=env(tmp_path, GLOVE_API_KEY="k"),
+            env=env(tmp_path, GLOVE_API_KEY="k" * 32),
         )
         try:
             assert process.stdout is not None
             line = (await asyncio.wait_for(process.stdout.readline(), 60)).decode()
             assert "chat page at /" in line, line
             base = re.search(r"(http://\S+)", line).group(1)  # type: ignore[union-attr]
-            headers = {"Authorization": "Bearer k"}
+            headers = {"Authorization": "Bearer " + "k" * 32}
             async with httpx2.AsyncClient(base_url=base, headers=headers, timeout=30) as client:
                 page = await client.get("/")
                 assert page.status_code == 200 and "text/html" in page.headers["content-type"]

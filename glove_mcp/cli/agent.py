@@ -60,7 +60,7 @@ from glove_mcp.connect.http import McpClientPool
 from glove_mcp.mount import McpMount, mount_mcp
 from glove_mcp.mount.activation_sync import follow_activations
 from glove_mcp.oauth import BoundLogin, OAuthStore, UrlPolicy
-from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
+from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.server.session_storage import SessionStore
 
 __all__ = ["chat", "demo", "serve"]

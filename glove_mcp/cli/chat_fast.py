@@ -162,7 +162,15 @@ def _ordinary(
         _wait_loaded(loading)
     import asyncio
 
-    from glove_mcp.cli.agent import chat as agent_chat
+    from glove_mcp.cli.progress import Progress
+
+    # The model and MCP SDKs load here (a second or two): on a terminal, say so meanwhile.
+    starting = Progress(sys.stderr)
+    try:
+        with starting.step("starting…"):
+            from glove_mcp.cli.agent import chat as agent_chat
+    finally:
+        starting.close()
 
     # As the command does for every asynchronous command: asyncio turns Ctrl-C into
     # cancelling it, which then cleans up before KeyboardInterrupt reaches ``main``.

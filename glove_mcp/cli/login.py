@@ -28,7 +28,7 @@ from glove_mcp.oauth import (
     UrlPolicy,
     run_mcp_oauth,
 )
-from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
+from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["auth", "entry_named", "logout"]
 

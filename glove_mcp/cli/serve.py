@@ -37,8 +37,7 @@ def add_parser(commands: Any) -> None:
         "OAuth tokens and client registrations live in that database too, shared by every "
         "instance (log in with `glove-mcp auth ID --database URL`); an explicit --store "
         "file|keyring keeps them on this machine instead.",
-        "  export GLOVE_API_KEY=$(python -c 'import secrets; print(secrets.token_urlsafe(32))')\n"
-        "  glove-mcp serve --port 8765\n"
+        "  glove-mcp serve --port 8765        # GLOVE_API_KEY: a key of 20 characters or more\n"
         "  glove-mcp serve --keys keys.toml --web    # a key per principal (see docs)\n"
         "  glove-mcp serve --jwt-issuer https://idp.example --jwt-audience glove\n"
         "  glove-mcp auth notion --database postgresql://glove@db/glove --no-browser\n"

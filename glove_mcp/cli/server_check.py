@@ -18,7 +18,7 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 from glove_mcp.oauth import BoundLogin, OAuthStore
-from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
+from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["Outcome", "Tried", "try_server"]
 

@@ -341,7 +341,8 @@ def remove_server(args: argparse.Namespace) -> int:
 
     # Asked before the file changes: a store that cannot be opened stops the command with
     # the catalogue as it was.
-    has_tokens = asyncio.run(_tokens_stored(args))
+    keys = _token_keys(args.id, servers[index].get("url"))
+    has_tokens = asyncio.run(_tokens_stored(args, keys))
     forget = args.forget_tokens
     if has_tokens and forget is None:
         forget = _ask_to_forget(args.id)
@@ -351,7 +352,7 @@ def remove_server(args: argparse.Namespace) -> int:
     if not has_tokens:
         return 0
     if forget:
-        asyncio.run(_forget_tokens(args))
+        asyncio.run(_forget_tokens(args, keys))
         print(
             f"{args.id}: its stored tokens were deleted (not revoked at the server: "
             f"`glove-mcp logout {args.id}` before removing a server revokes them)"
@@ -385,20 +386,34 @@ def _index_of(servers: Any, server_id: str, file: Path, action: str) -> int:
     return index
 
 
-async def _tokens_stored(args: argparse.Namespace) -> bool:
+def _token_keys(server_id: str, url: object) -> list[str]:
+    """Where the command's login for a server may be stored: under its resource-bound key
+    (principal ``default`` and its URL) and, written by an older version, under its id."""
+    from glove_mcp.resource_keys import DEFAULT_PRINCIPAL, credential_key
+
+    keys = [server_id]
+    if isinstance(url, str) and url:
+        keys.append(credential_key(DEFAULT_PRINCIPAL, url))
+    return keys
+
+
+async def _tokens_stored(args: argparse.Namespace, keys: list[str]) -> bool:
     from glove_mcp.cli.tokens import check_token_flags, command_token_store
 
     check_token_flags(args)
     async with command_token_store(args) as store:
-        state = await store.get(args.id)
-    return state is not None
+        for key in keys:
+            if await store.get(key) is not None:
+                return True
+    return False
 
 
-async def _forget_tokens(args: argparse.Namespace) -> None:
+async def _forget_tokens(args: argparse.Namespace, keys: list[str]) -> None:
     from glove_mcp.cli.tokens import command_token_store
 
     async with command_token_store(args) as store:
-        await store.delete(args.id)
+        for key in keys:
+            await store.delete(key)
 
 
 def _ask_to_forget(server_id: str) -> bool:

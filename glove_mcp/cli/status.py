@@ -195,7 +195,7 @@ def _bound_logins(
     """Each server's login of the ``default`` principal, found by the server's URL (a login
     stored under its id counts only when it records that URL: it migrates on first use);
     ``{"stale": reason}`` when the id's login was issued for another URL or records none."""
-    from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL, credential_key, same_resource
+    from glove_mcp.resource_keys import DEFAULT_PRINCIPAL, credential_key, same_resource
 
     found: dict[str, dict[str, Any]] = {}
     for server in servers:
@@ -320,7 +320,7 @@ async def _status_in_full(args: argparse.Namespace) -> int:
     entries = load_catalogue(args.catalogue)
     from glove_mcp.cli.errors import command_hint
     from glove_mcp.oauth import BoundLogin
-    from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
+    from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
     async with command_token_store(args) as store:
         for entry in entries:

@@ -19,16 +19,16 @@ from typing import Literal
 
 import httpx2
 
-from glove_mcp.oauth.resource_keys import (
+from glove_mcp.oauth.state import OAuthState
+from glove_mcp.oauth.store import OAuthStore
+from glove_mcp.oauth.token_source import OAuthTokenSource
+from glove_mcp.oauth.url_policy import UrlPolicy
+from glove_mcp.resource_keys import (
     DEFAULT_PRINCIPAL,
     canonical_resource,
     credential_key,
     same_resource,
 )
-from glove_mcp.oauth.state import OAuthState
-from glove_mcp.oauth.store import OAuthStore
-from glove_mcp.oauth.token_source import OAuthTokenSource
-from glove_mcp.oauth.url_policy import UrlPolicy
 
 __all__ = [
     "DEFAULT_PRINCIPAL",

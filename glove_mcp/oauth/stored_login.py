@@ -15,9 +15,9 @@ from collections.abc import Callable, Sequence
 
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.oauth.binding import BoundLogin
-from glove_mcp.oauth.resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.oauth.store import OAuthStore
 from glove_mcp.oauth.url_policy import UrlPolicy
+from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["stored_logins"]
 

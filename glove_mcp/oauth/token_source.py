@@ -30,10 +30,10 @@ from glove_mcp.errors import (
     OAuthRevocationError,
 )
 from glove_mcp.oauth.provider import StoreTokenStorage
-from glove_mcp.oauth.resource_keys import same_resource
 from glove_mcp.oauth.state import OAuthState, StoredTokens
 from glove_mcp.oauth.store import LockingOAuthStore, OAuthStore
 from glove_mcp.oauth.url_policy import UrlPolicy
+from glove_mcp.resource_keys import same_resource
 
 __all__ = ["OAuthTokenSource", "RevocationOutcome", "default_login_command"]
 

@@ -47,13 +47,13 @@ from mcp.shared.auth_utils import check_resource_allowed
 from pydantic import AnyUrl, ValidationError
 
 from glove_mcp.errors import OAuthFlowError
-from glove_mcp.oauth.resource_keys import canonical_resource
 from glove_mcp.oauth.state import (
     OAuthClientInfo,
     OAuthState,
     StoredTokens,
     build_client_metadata,
 )
+from glove_mcp.resource_keys import canonical_resource
 
 __all__ = ["WebAuthorization", "begin_web_authorization", "finish_web_authorization"]
 

@@ -17,7 +17,9 @@ def test_glove_home_wins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("XDG_DATA_HOME", "/elsewhere")
     assert paths.data_dir() == str(tmp_path)
     assert paths.token_file() == os.path.join(str(tmp_path), "oauth.json")
-    assert paths.catalogue_file() == os.path.join(str(tmp_path), "servers.toml")
+    # Configuration is not data: the catalogue follows XDG_CONFIG_HOME, not GLOVE_HOME.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    assert paths.catalogue_file() == os.path.join(str(tmp_path), "config", "glove", "servers.toml")
 
 
 def test_then_xdg_then_the_home_folder(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -75,7 +75,7 @@ async def test_serve_ends_open_streams_and_stops_without_a_traceback(
         str(tmp_path / "s.db"),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=cli_env(tmp_path, GLOVE_API_KEY="k"),
+        env=cli_env(tmp_path, GLOVE_API_KEY="k" * 32),
     )
     try:
         assert process.stdout is not None and process.stderr is not None
@@ -83,7 +83,7 @@ async def test_serve_ends_open_streams_and_stops_without_a_traceback(
         base = re.search(r"(http://\S+)", line)
         assert base is not None, line
         async with httpx2.AsyncClient(
-            base_url=base.group(1), headers={"Authorization": "Bearer k"}, timeout=60
+            base_url=base.group(1), headers={"Authorization": "Bearer " + "k" * 32}, timeout=60
         ) as client:
             session = (await client.post("/sessions")).json()["id"]
             follows: list[list[tuple[str, str]]] = [[], []]

@@ -13,6 +13,7 @@ import httpx2
 import pytest
 
 from glove_mcp.oauth import FsOAuthStore
+from glove_mcp.resource_keys import credential_key
 from tests.glove_mcp.cli._commands import Servers
 from tests.glove_mcp.cli._support import catalogue, follow, log_in, run
 
@@ -24,8 +25,13 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def access_token(home: Path) -> str:
-    state = asyncio.run(FsOAuthStore(home / "oauth.json").get("tracker"))
+def access_token(home: Path, url: str) -> str:
+    """The tracker's stored access token: under its resource-bound key once a command used it,
+    under the catalogue id before (a login stored by an older writer, not yet migrated)."""
+    store = FsOAuthStore(home / "oauth.json")
+    state = asyncio.run(store.get(credential_key("default", url))) or asyncio.run(
+        store.get("tracker")
+    )
     assert state is not None and state.tokens is not None
     return state.tokens.access_token.get_secret_value()
 
@@ -35,10 +41,10 @@ def test_without_force_working_tokens_are_kept(
 ) -> None:
     file = catalogue(home / "servers.toml", tracker=servers.oauth)
     asyncio.run(log_in(servers.oauth, home, "tracker"))
-    before = access_token(home)
+    before = access_token(home, servers.oauth)
     status, out, _ = run(capsys, "auth", "tracker", "--no-browser", "--catalogue", str(file))
     assert status == 0 and "tracker: ALREADY_AUTHORIZED" in out
-    assert access_token(home) == before
+    assert access_token(home, servers.oauth) == before
 
 
 async def _forced_login(file: Path, home: Path) -> tuple[int, str]:
@@ -68,11 +74,11 @@ async def _forced_login(file: Path, home: Path) -> tuple[int, str]:
 def test_force_logs_in_again_though_the_tokens_work(home: Path, servers: Servers) -> None:
     file = catalogue(home / "servers.toml", tracker=servers.oauth)
     asyncio.run(log_in(servers.oauth, home, "tracker"))
-    before = access_token(home)
+    before = access_token(home, servers.oauth)
     status, out = asyncio.run(_forced_login(file, home))
     assert status == 0, out
     assert "tracker: AUTHORIZED" in out and "ALREADY" not in out
-    assert access_token(home) != before
+    assert access_token(home, servers.oauth) != before
 
 
 def test_a_forced_login_that_fails_keeps_the_old_tokens(
@@ -84,7 +90,7 @@ def test_a_forced_login_that_fails_keeps_the_old_tokens(
     args = ("auth", "tracker", "--force", "--no-browser", "--port", "0", "--catalogue", str(file))
     status, _, err = run(capsys, *args, "--timeout", "0.5")  # nobody approves
     assert status == 1 and "within 0.5 s" in err
-    assert access_token(home) in before
+    assert access_token(home, servers.oauth) in before
     status, out, _ = run(capsys, "status", "--catalogue", str(file))
     assert out.startswith("tracker          logged in")
 

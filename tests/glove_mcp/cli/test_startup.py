@@ -59,8 +59,12 @@ def test_status_with_a_token_file_and_a_catalogue_stays_light(tmp_path: Path) ->
 def test_a_slow_start_shows_starting_on_a_terminal(tmp_path: Path) -> None:
     script = tmp_path / "script.json"
     script.write_text(json.dumps(["hi"]))
+    # A conversation that is resumed or named loads everything before its prompt (a new
+    # one shows its prompt at once and loads behind it: ``chat_fast``).
     status, screen = run_on_terminal(
-        cli("chat", "--script", str(script)), cli_env(tmp_path), stdin=b""
+        cli("chat", "--session", "named", "--new", "--script", str(script)),
+        cli_env(tmp_path),
+        stdin=b"",
     )
     assert status == 0, screen
     assert "starting…" in screen and screen.index("starting…") < screen.index("session ")

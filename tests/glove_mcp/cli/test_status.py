@@ -17,6 +17,7 @@ from pydantic import SecretStr, ValidationError
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.cli.status import plainly_valid
 from glove_mcp.oauth import FsOAuthStore
+from glove_mcp.resource_keys import credential_key
 from tests.glove_mcp.cli._commands import Servers
 from tests.glove_mcp.cli._support import STDIO, catalogue, log_in, run
 
@@ -26,7 +27,7 @@ GOOD = '[[servers]]\nid = "docs"\nname = "Docs"\ndescription = "d"\nurl = "https
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("GLOVE_HOME", str(tmp_path))
-    monkeypatch.setenv("GLOVE_API_KEY", "k")  # so that serve gets as far as the catalogue
+    monkeypatch.setenv("GLOVE_API_KEY", "k" * 32)  # so that serve gets as far as the catalogue
     monkeypatch.delenv("GLOVE_DATABASE_URL", raising=False)
     return tmp_path
 
@@ -251,11 +252,13 @@ def test_check_contacts_servers_with_tokens_too(
     assert out.startswith("tracker          logged in") and "tools]" in out
 
     async def spoil() -> None:
-        state = await store.get("tracker")
+        # The first check moved the login to its resource-bound key.
+        key = credential_key("default", servers.oauth)
+        state = await store.get(key)
         assert state is not None and state.tokens is not None
         update = {"access_token": SecretStr("nope"), "refresh_token": None}
         bad = state.tokens.model_copy(update=update)
-        await store.set("tracker", state.model_copy(update={"tokens": bad}))
+        await store.set(key, state.model_copy(update={"tokens": bad}))
 
     asyncio.run(spoil())
     status, out, _ = run(capsys, "status", "--check", "--catalogue", str(file))

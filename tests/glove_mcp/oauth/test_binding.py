@@ -83,7 +83,16 @@ async def test_fs_store_chat_status_and_serve_send_no_token_to_another_url(
     await SqliteMcpAdapter(home / "chat.db", "s1").activate("notes")
     chat = await asyncio.to_thread(
         run_cli,
-        *("chat", "--session", "s1", "--db", str(home / "chat.db"), "--script", str(script)),
+        *(
+            "chat",
+            "--session",
+            "s1",
+            "--new",
+            "--db",
+            str(home / "chat.db"),
+            "--script",
+            str(script),
+        ),
         *("--catalogue", str(catalogue)),
         home=home,
         stdin=b"search my notes\n",

@@ -11,9 +11,9 @@ from pydantic import SecretStr
 from glove_mcp.auth import TokenSource
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.oauth import MemoryOAuthStore
-from glove_mcp.oauth.resource_keys import credential_key
 from glove_mcp.oauth.state import StoredTokens, empty_oauth_state
 from glove_mcp.oauth.stored_login import stored_logins
+from glove_mcp.resource_keys import credential_key
 
 ENTRY = McpCatalogueEntry(id="tracker", name="Tracker", description="Issues.", url="http://x/mcp")
 STDIO = McpCatalogueEntry(id="local", name="Local", description="Files.", command=["local-mcp"])
