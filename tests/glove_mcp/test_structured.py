@@ -1,6 +1,7 @@
 """Which form of a tool result the model reads (``glove_mcp.mount._structured``): structured
 content, or the text when the structured part is mostly binary or much larger than the text;
-never base64 the model cannot use."""
+never base64 the model cannot use; and ``isError`` passed through exactly, whatever the text
+says."""
 
 from __future__ import annotations
 
@@ -95,3 +96,42 @@ def test_the_text_is_read_when_the_structured_part_is_much_larger() -> None:
 def test_short_ids_and_hashes_are_not_taken_for_binary() -> None:
     structured = {"sha256": "a" * 64, "id": "Zm9vYmFy" * 10, "run": "x" * 1_000}
     assert _convert("ok", structured) == structured
+
+
+def _context7_like() -> Server[Any]:
+    """A tool answering with error-looking text under ``isError`` false (as ``context7`` does
+    offline), and one answering ``isError`` true with a calm text."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(
+            tools=[
+                types.Tool(name="search", input_schema={"type": "object"}),
+                types.Tool(name="fail", input_schema={"type": "object"}),
+            ]
+        )
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name == "search":
+            text = "Error searching libraries: TypeError: fetch failed"
+            return types.CallToolResult(content=[types.TextContent(text=text)], is_error=False)
+        return types.CallToolResult(content=[types.TextContent(text="all good")], is_error=True)
+
+    return Server("c7", on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def test_is_error_is_passed_through_exactly() -> None:
+    async with serve(_context7_like()) as url:
+        calls = [ToolCall(id="s", name="c7__search", input={})]
+        calls.append(ToolCall(id="f", name="c7__fail", input={}))
+        model = ScriptedModel([calls, "done"])
+        glove = Glove(model=model, system_prompt="test", server_mode=True)
+        entry = McpCatalogueEntry(id="c7", name="C7", description="d", url=url)
+        adapter = MemoryMcpAdapter("conv", active=["c7"])
+        async with await mount_mcp(glove, adapter, [entry], mark_untrusted=False):
+            glove.build()
+            assert (await glove.process_request("search")).text == "done"
+    got = {r.call_id: r.result for m in model.requests[-1].messages for r in m.tool_results or []}
+    assert got["s"].status == "success"
+    assert got["s"].data == "Error searching libraries: TypeError: fetch failed"
+    assert got["f"].status == "error"
+    assert got["f"].message == "tool 'fail' of MCP server 'c7' failed: all good"
