@@ -152,6 +152,10 @@ class Answers:
         )
 
 
+_SDK_STAND_IN = "Server returned an error response"
+"""What the mcp client says for a refusal whose body is not a JSON-RPC error."""
+
+
 def refusal_since(session: Session, before: Answers) -> HttpAnswer | None:
     """The HTTP refusal (status and first line of its body) a request on ``session`` got
     after ``before``, if it got one."""
@@ -161,6 +165,8 @@ def refusal_since(session: Session, before: Answers) -> HttpAnswer | None:
 def with_refusal(detail: str, refusal: HttpAnswer | None) -> str:
     """A JSON-RPC error's ``detail`` followed by the HTTP refusal that carried it, unless the
     detail already says the same."""
+    if refusal is not None and detail == _SDK_STAND_IN:
+        return str(refusal)  # the SDK's words for "a refusal it did not read"
     if refusal is None or (refusal.line and refusal.line in detail):
         return detail if refusal is None else f"{detail} (HTTP {refusal.status})"
     return f"{detail} ({refusal})"
