@@ -74,6 +74,9 @@ async def bridge_server(
     """
     limits = options.listing_limits
     listing = bound_listing(entry.id, await conn.list_tools(limit=limits.max_tools + 1), limits)
+    # Asked before the listing is published: a subscriber told of it may act at once, and
+    # must find the bridged tools and the note as this call returns them.
+    has_resources = await serves_resources(conn)
     note = listing.summary(entry.id)
     if note is not None:
         logger.warning("%s", note)
@@ -98,7 +101,7 @@ async def bridge_server(
     listed = [mcp_tool.name for mcp_tool in listing.tools]
     reader = (
         resource_reader(conn, listed, max_result_chars=chars, limits=results)
-        if await serves_resources(conn)
+        if has_resources
         else None
     )
     bridged: list[tuple[Tool, str]] = []
