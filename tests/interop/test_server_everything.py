@@ -441,6 +441,13 @@ async def test_an_embedded_blob_reaches_the_model_as_a_placeholder(everything: E
     assert result.content is None
 
 
+async def test_the_reader_is_offered_for_a_server_with_resources(everything: Everything) -> None:
+    # It declares resources and lists some, unlike servers that declare them with nothing to
+    # read (tests/glove_mcp/test_resources_prompts.py): those get no reader.
+    assert await everything.mount.list_resources(SERVER)
+    assert READER in {t.name for t in everything.glove.tools}
+
+
 async def test_the_model_reads_a_resource_link_with_the_reader(everything: Everything) -> None:
     [links] = await everything.turn(("get-resource-links", CALLS["get-resource-links"]))
     named = {b["name"]: b for b in links.render_data if b["type"] == "resource_link"}
