@@ -17,6 +17,7 @@ from mcp.client.auth import OAuthFlowError as SdkOAuthFlowError
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from glove_mcp.connect._http_answer import SESSION_NOT_FOUND_CODE, HttpAnswer
 from glove_mcp.connect._mcp_session import Session, leaves
 from glove_mcp.errors import (
     GloveMcpError,
@@ -35,7 +36,9 @@ __all__ = [
     "malformed",
     "oauth_advice",
     "open_failure",
+    "refusal_since",
     "request_failure",
+    "with_refusal",
 ]
 
 
@@ -117,7 +120,11 @@ def open_failure(
         if isinstance(leaf, MCPError):
             if leaf.error.code == types.CONNECTION_CLOSED:
                 return McpServerUnavailableError(namespace, url, "connection closed")
-            return McpProtocolError(namespace, what, leaf.error.code, leaf.error.message)
+            return McpProtocolError(
+                namespace, what, leaf.error.code, with_refusal(leaf.error.message, session.refused)
+            )
+    if session.refused is not None:
+        return McpServerUnavailableError(namespace, url, str(session.refused))
     return McpServerUnavailableError(namespace, url, f"{type(exc).__name__}: {exc}")
 
 
@@ -130,13 +137,42 @@ class Answers:
     insufficient_scope: int
     not_found: int
     too_large: int = 0
+    lost: int = 0
+    """Refusals saying the server forgot the session (404, 400 "No valid session ID", ...)."""
+    refusals: int = 0
+    """HTTP answers with a status of 400 or more."""
 
     @classmethod
     def of(cls, session: Session) -> Answers:
         """The session's counts now."""
         return cls(
-            session.unauthorized, session.insufficient_scope, session.not_found, session.too_large
+            session.unauthorized,
+            session.insufficient_scope,
+            session.not_found,
+            session.too_large,
+            session.lost,
+            session.refusals,
         )
+
+
+_SDK_STAND_IN = "Server returned an error response"
+"""What the mcp client says for a refusal whose body is not a JSON-RPC error."""
+
+
+def refusal_since(session: Session, before: Answers) -> HttpAnswer | None:
+    """The HTTP refusal (status and first line of its body) a request on ``session`` got
+    after ``before``, if it got one."""
+    return session.refused if session.refusals > before.refusals else None
+
+
+def with_refusal(detail: str, refusal: HttpAnswer | None) -> str:
+    """A JSON-RPC error's ``detail`` followed by the HTTP refusal that carried it, unless the
+    detail already says the same."""
+    if refusal is not None and detail == _SDK_STAND_IN:
+        return str(refusal)  # the SDK's words for "a refusal it did not read"
+    if refusal is None or (refusal.line and refusal.line in detail):
+        return detail if refusal is None else f"{detail} (HTTP {refusal.status})"
+    return f"{detail} ({refusal})"
 
 
 RequestFailure = Literal[
@@ -157,8 +193,11 @@ def request_failure(exc: MCPError, session: Session, before: Answers) -> Request
     if session.too_large > before.too_large:
         return "too_large"
     code = exc.error.code
-    if session.not_found > before.not_found or (
-        code == types.INVALID_REQUEST and exc.error.message == "Session terminated"
+    if (
+        session.not_found > before.not_found
+        or session.lost > before.lost
+        or code == SESSION_NOT_FOUND_CODE
+        or (code == types.INVALID_REQUEST and exc.error.message == "Session terminated")
     ):
         return "expired"
     if code == types.REQUEST_TIMEOUT:

@@ -31,6 +31,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost, 
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from glove_mcp.connect._http_answer import HttpAnswer, answer_of, says_session_lost
 from glove_mcp.connect._stderr import StderrCapture
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
@@ -99,6 +100,12 @@ class Session:
         self.insufficient_scope = 0
         """403 ``insufficient_scope`` answers (the token lacks a scope the request needs)."""
         self.required_scope: str | None = None
+        self.refused: HttpAnswer | None = None
+        """The last refusal (status 400 or more): its status and first line, for errors."""
+        self.refusals = 0
+        self.lost = 0
+        """Refusals that said the server forgot the session (404, or 400 "No valid session
+        ID", "Session not found", -32001)."""
         self._pool = pool
         self._auth = auth
         self._timeout = timeout
@@ -147,6 +154,15 @@ class Session:
 
     def _note(self, response: httpx2.Response) -> None:
         status = self.last_status = response.status_code
+        if status >= 400:
+            try:
+                body = response.content
+            except httpx2.ResponseNotRead:  # reading it failed; the status says enough
+                body = b""
+            self.refused = answer_of(status, body)
+            self.refusals += 1
+            if status == 404 or says_session_lost(self.refused):
+                self.lost += 1
         if status == 403:
             challenge = response.headers.get("www-authenticate", "")
             if "insufficient_scope" in challenge:

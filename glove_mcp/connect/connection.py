@@ -29,7 +29,11 @@ Recovery contract of every request (``_request``):
 - 401: the auth helper asks its source for a fresh token and resends once; still 401 →
   ``McpAuthExpiredError`` (a bridged tool turns it into the ``auth_expired`` error result).
 - 403 ``insufficient_scope``: ``McpInsufficientScopeError`` naming the scope.
-- 404 on a live session (a handshake-era server expired it): open a new session and retry once.
+- the server forgot the session (404; HTTP 400 "No valid session ID" / "Session not found", as
+  TypeScript-SDK servers answer after a restart; JSON-RPC -32001): the request never ran, so
+  open a new session and send it again, once.
+- any other refusal: the error quotes the HTTP status and the first line of the body (bounded,
+  URLs and credentials redacted).
 - connection refused / reset / timeout: ``McpServerUnavailableError`` / ``McpTimeoutError``
   naming the server; the broken session is dropped and the next call reconnects.
 - an answer that is not a valid result: ``McpProtocolError`` naming the fields.
@@ -76,7 +80,9 @@ from glove_mcp.connect._failures import (
     auth_expired,
     malformed,
     open_failure,
+    refusal_since,
     request_failure,
+    with_refusal,
 )
 from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_on_session
 from glove_mcp.connect.elicitation import OnElicitation
@@ -400,8 +406,12 @@ class McpServerConnection(AsyncResource):
                         self.namespace, self.url, what, self.max_message_bytes
                     ) from exc
                 if failure == "error":
+                    refusal = refusal_since(session, before)
                     raise McpProtocolError(
-                        self.namespace, what, exc.error.code, exc.error.message
+                        self.namespace,
+                        what,
+                        exc.error.code,
+                        with_refusal(exc.error.message, refusal),
                     ) from exc
                 await self._drop(session)
                 if failure == "expired":

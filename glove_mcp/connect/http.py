@@ -46,6 +46,7 @@ the system's settings) except for hosts ``NO_PROXY`` exempts, and trusts ``SSL_C
 
 from __future__ import annotations
 
+import contextlib
 import re
 import urllib.request
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
@@ -418,6 +419,7 @@ class _Observed(httpx2.Auth):
     ) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         if self._inner is None:
             response = yield request
+            await _read_refusal(response)
             self._on_response(response)
             return
         flow = self._inner.async_auth_flow(request)
@@ -427,8 +429,19 @@ class _Observed(httpx2.Auth):
             try:
                 outgoing = await flow.asend(response)
             except StopAsyncIteration:
+                await _read_refusal(response)
                 self._on_response(response)
                 return
+
+
+async def _read_refusal(response: httpx2.Response) -> None:
+    """Read the body of a refusal (status 400 or more) now, so the observer can quote it; it
+    stays cached for the SDK, and the transport bounds it at ``max_message_bytes``."""
+    if response.status_code < 400:
+        return
+    # A failed read: the SDK meets the same failure when it reads, and reports it.
+    with contextlib.suppress(httpx2.HTTPError, httpx2.StreamError, OSError):
+        await response.aread()
 
 
 def observe_status(
@@ -436,5 +449,6 @@ def observe_status(
 ) -> httpx2.Auth:
     """Wrap ``inner`` so ``on_response`` sees the final response of every request (after the
     inner flow's own retries, e.g. a 401 retried with a fresh token); only its status and
-    headers are there to read, the body may still be streaming."""
+    headers are there to read, the body may still be streaming, except for a refusal (status
+    400 or more), whose body is read first."""
     return _Observed(inner, on_response)

@@ -16,6 +16,7 @@ from glove_mcp.mount.bridge import (
     READ_RESOURCE_TOOL,
     bridge_mcp_tool,
     resource_reader,
+    serves_resources,
     untrusted_output,
 )
 from glove_mcp.mount.listing import bound_listing
@@ -73,6 +74,9 @@ async def bridge_server(
     """
     limits = options.listing_limits
     listing = bound_listing(entry.id, await conn.list_tools(limit=limits.max_tools + 1), limits)
+    # Asked before the listing is published: a subscriber told of it may act at once, and
+    # must find the bridged tools and the note as this call returns them.
+    has_resources = await serves_resources(conn)
     note = listing.summary(entry.id)
     if note is not None:
         logger.warning("%s", note)
@@ -92,10 +96,14 @@ async def bridge_server(
             tool = untrusted_output(tool, entry)
         return options.wrap_tool(tool, entry) if options.wrap_tool is not None else tool
 
-    # A server that declares resources also gets the tool that reads them (resource links
+    # A server with resources to read also gets the tool that reads them (resource links
     # in results name it, so it is decided first).
     listed = [mcp_tool.name for mcp_tool in listing.tools]
-    reader = resource_reader(conn, listed, max_result_chars=chars, limits=results)
+    reader = (
+        resource_reader(conn, listed, max_result_chars=chars, limits=results)
+        if has_resources
+        else None
+    )
     bridged: list[tuple[Tool, str]] = []
     for mcp_tool in listing.tools:
         tool = bridge_mcp_tool(

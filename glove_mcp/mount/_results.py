@@ -1,7 +1,9 @@
 """What the model sees of an MCP tool result or resource read, and what is kept of it.
 
 Results: ``structured_content`` when the server sent it, else the text blocks joined by
-newlines. Images go to the model as ``ImagePart`` in ``ToolResultData.content``, and so do
+newlines; but the text when the structured part is mostly binary or much larger than the
+text, and never base64 the model cannot use (the rule is in ``glove_mcp.mount._structured``).
+Images go to the model as ``ImagePart`` in ``ToolResultData.content``, and so do
 embedded blob resources whose type a model takes (PNG, JPEG, GIF, WebP). Audio and other blobs
 have no content part in glove_core, so the model sees a placeholder giving their type and size
 (a ``text/*`` blob in UTF-8 is shown as its text); the bytes stay in ``render_data`` (the
@@ -37,6 +39,7 @@ from glove_core.result_limits import (
     decoded_size,
     json_size,
 )
+from glove_mcp.mount._structured import for_model as structured_for_model
 from glove_mcp.types import (
     McpAudioContent,
     McpCallResult,
@@ -292,7 +295,8 @@ def convert_call_result(
         )
     data: Any = joined
     if result.structured_content is not None:
-        data = _structured(result.structured_content, max_result_chars)
+        chosen, is_text = structured_for_model(result.structured_content, joined, max_result_chars)
+        data = chosen if is_text else _structured(chosen, max_result_chars)
     return ToolResultData(status="success", data=data, render_data=render, content=images or None)
 
 

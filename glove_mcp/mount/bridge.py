@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import html
 import json
+import logging
 import re
 from collections.abc import Collection
 from typing import Any
@@ -65,11 +66,14 @@ __all__ = [
     "json_schema_to_shape",
     "offers_resources",
     "resource_reader",
+    "serves_resources",
     "split_bridged_name",
     "tool_summary",
     "untrusted_description",
     "untrusted_output",
 ]
+
+logger = logging.getLogger(__name__)
 
 MCP_NAMESPACE_SEP = "__"
 """Separates the server id from the tool name: ``notion__search``."""
@@ -314,6 +318,30 @@ def offers_resources(connection: McpServerConnection) -> bool:
     """Whether the server declared the resources capability on the live session (False while
     the connection is not connected)."""
     return connection.declares("resources")
+
+
+async def serves_resources(connection: McpServerConnection) -> bool:
+    """Whether the server has something to read: it declares resources and ``resources/list``
+    or ``resources/templates/list`` answers with at least one entry. Servers built with
+    frameworks that declare the capability whatever they hold (FastMCP with tools only), and
+    servers that declare it but answer "Method not found", have nothing to read, so no reader
+    is offered for them. Any failure to list counts as nothing (logged): the reader is a
+    convenience, never a reason to fail a mount."""
+    if not offers_resources(connection):
+        return False
+    for listing in (connection.list_resources, connection.list_resource_templates):
+        try:
+            if await listing():
+                return True
+        except GloveMcpError as exc:
+            logger.info(
+                "MCP server %r declares resources but listing them failed (%s); "
+                "no resource reader is offered",
+                connection.namespace,
+                exc,
+            )
+            return False
+    return False
 
 
 _READER_DESCRIPTION = (

@@ -193,7 +193,9 @@ def server_requests(
     on_list_changed: Callable[[ChangeKind], Awaitable[None]],
 ) -> ServerRequests:
     """How a mount answers server ``entry``: its log messages and list changes reach the
-    Glove's subscribers (``publish``), and the options decide sampling and roots."""
+    Glove's subscribers (``publish``), and the options decide sampling and roots. Elicitation
+    is declared only where something can answer it: an ``on_elicitation`` handler, or a person
+    (the Glove is not in server mode)."""
     sampling = None
     if may_sample(entry, options.allow_sampling):
         server = entry.id
@@ -211,16 +213,21 @@ def server_requests(
                 publish=publish,
             )
 
-    async def elicitation(
-        params: types.ElicitRequestParams,
-    ) -> types.ElicitResult | types.ErrorData:
-        return await answer_elicitation(
-            entry.id,
-            params,
-            on_elicitation=options.on_elicitation,
-            display=glove.display_manager,
-            server_mode=glove.server_mode,
-        )
+    elicitation = None
+    # Declared only when something can answer: a handler, or a person (not in server mode).
+    # Declared without one, it makes servers offer tools whose every call is declined.
+    if options.on_elicitation is not None or not glove.server_mode:
+
+        async def elicitation(
+            params: types.ElicitRequestParams,
+        ) -> types.ElicitResult | types.ErrorData:
+            return await answer_elicitation(
+                entry.id,
+                params,
+                on_elicitation=options.on_elicitation,
+                display=glove.display_manager,
+                server_mode=glove.server_mode,
+            )
 
     return ServerRequests(
         sampling=sampling,

@@ -12,8 +12,9 @@ resources, templates and prompts are also read through the mount's own methods.
 
 The server is a handshake-era (TypeScript SDK 1.x) server: it registers some tools only after
 ``initialize``, and only for clients that declare the matching capability (``ABSENT``). With
-default settings a mount declares elicitation (declined in server mode without a handler) but
-neither roots nor sampling; ``test_server_requests_everything`` declares everything.
+default settings a mount in server mode declares neither elicitation (nobody could answer it
+without an ``on_elicitation`` handler) nor roots nor sampling;
+``test_server_requests_everything`` declares everything.
 
 Install the server with ``tests/interop/install.sh``. Without it the module is skipped, unless
 ``GLOVE_REQUIRE_INTEROP=1``, which makes a missing install a failure.
@@ -102,13 +103,16 @@ CALLS: dict[str, dict[str, Any]] = {
     "toggle-simulated-logging": {},
     "toggle-subscriber-updates": {},
     "trigger-long-running-operation": {"duration": 0.1, "steps": 2},
-    "trigger-elicitation-request": {},
-    "trigger-url-elicitation": {"url": "https://example.com/consent"},
     "simulate-research-query": {"topic": "glove interop"},
 }
 """Every tool the server lists for glove_mcp, with the arguments it is called with."""
 
 ABSENT: dict[str, str] = {
+    "trigger-elicitation-request": (
+        "registered only for clients that declare elicitation, which a mount in server mode "
+        "without on_elicitation does not (nobody could answer)"
+    ),
+    "trigger-url-elicitation": "registered only for clients that declare elicitation",
     "get-roots-list": "registered only for clients that declare roots",
     "trigger-sampling-request": "registered only for clients that declare sampling",
     "trigger-sampling-request-async": (
@@ -122,7 +126,6 @@ ABSENT: dict[str, str] = {
 (tests/interop/test_server_requests_everything.py declares everything and gets them all)."""
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
 
 # -- the HTTP server process ----------------------------------------------------------------------
 
@@ -443,6 +446,13 @@ async def test_an_embedded_blob_reaches_the_model_as_a_placeholder(everything: E
     assert result.content is None
 
 
+async def test_the_reader_is_offered_for_a_server_with_resources(everything: Everything) -> None:
+    # It declares resources and lists some, unlike servers that declare them with nothing to
+    # read (tests/glove_mcp/test_resources_prompts.py): those get no reader.
+    assert await everything.mount.list_resources(SERVER)
+    assert READER in {t.name for t in everything.glove.tools}
+
+
 async def test_the_model_reads_a_resource_link_with_the_reader(everything: Everything) -> None:
     [links] = await everything.turn(("get-resource-links", CALLS["get-resource-links"]))
     named = {b["name"]: b for b in links.render_data if b["type"] == "resource_link"}
@@ -590,15 +600,39 @@ async def test_toggles_switch_on_and_off(everything: Everything) -> None:
 # -- what the server asks, with default settings --------------------------------------------
 
 
-async def test_elicitation_is_declined_in_server_mode_without_a_handler(
+async def test_elicitation_is_not_declared_in_server_mode_without_a_handler(
     everything: Everything,
 ) -> None:
-    form, url = await everything.turn(
-        ("trigger-elicitation-request", {}),
-        ("trigger-url-elicitation", CALLS["trigger-url-elicitation"]),
+    # The server registers its elicitation tools only for clients that declare elicitation;
+    # a Glove in server mode has nobody to ask, so they would only ever be declined.
+    assert "trigger-elicitation-request" not in everything.listed
+    assert "trigger-url-elicitation" not in everything.listed
+    offered = {t.name for t in everything.glove.tools}
+    assert f"{SERVER}__trigger-elicitation-request" not in offered
+
+
+async def test_elicitation_is_declared_in_server_mode_with_a_handler() -> None:
+    entry = McpCatalogueEntry(
+        id=SERVER,
+        name="Everything",
+        description="The MCP reference server.",
+        command=[str(NODE), str(EVERYTHING), "stdio"],
     )
-    assert "declined" in _payload(form)
-    assert "declined to open the URL" in _payload(url)
+    glove = Glove(model=ScriptedModel([]), system_prompt="Interop test.", server_mode=True)
+    adapter = MemoryMcpAdapter("interop-elicitation", active=[SERVER])
+    mount = await mount_mcp(
+        glove,
+        adapter=adapter,
+        entries=[entry],
+        on_elicitation=lambda request: {"action": "decline"},
+    )
+    try:
+        glove.build()
+        offered = {t.name for t in glove.tools}
+        assert f"{SERVER}__trigger-elicitation-request" in offered
+        assert f"{SERVER}__trigger-url-elicitation" in offered
+    finally:
+        await mount.aclose()
 
 
 async def test_a_tool_that_requires_a_task_runs_as_one(everything: Everything) -> None:

@@ -12,6 +12,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 from mcp.server.lowlevel.server import Server
+from mcp.shared.exceptions import MCPError
 
 from glove_core import Glove, ImagePart, ScriptedModel, ToolCall, ToolResultData
 from glove_mcp import McpCatalogueEntry, McpMount, MemoryMcpAdapter, connect_mcp, mount_mcp
@@ -33,7 +34,7 @@ from glove_mcp.testing.docs_server import (
     DOCS_TOOL_NAMES,
     build_docs_server,
 )
-from glove_mcp.testing.servers import TINY_PNG
+from glove_mcp.testing.servers import TINY_PNG, TRACKER_TOOL_NAMES
 from glove_mcp.types import McpTextContent
 
 # These tests read results as the server sent them, without the untrusted-content
@@ -396,3 +397,56 @@ async def test_a_reader_on_a_server_without_resources_reports_it(
     assert result.status == "error"
     assert result.message is not None
     assert "MCP server 'bare' does not offer resources" in result.message
+
+
+def _declares_resources_but(answer: str) -> Server[Any]:
+    """A server with one tool that declares resources, then answers ``resources/list`` and
+    ``resources/templates/list`` with nothing (``"empty"``) or "Method not found"."""
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=[types.Tool(name="t", input_schema={"type": "object"})])
+
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        if answer == "empty":
+            return types.ListResourcesResult(resources=[])
+        raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+
+    async def list_templates(ctx: Any, params: Any) -> types.ListResourceTemplatesResult:
+        if answer == "empty":
+            return types.ListResourceTemplatesResult(resource_templates=[])
+        raise MCPError(types.METHOD_NOT_FOUND, "Method not found")
+
+    return Server(
+        answer,
+        on_list_tools=list_tools,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+    )
+
+
+@pytest.mark.parametrize("answer", ["empty", "not-found"])
+async def test_no_reader_where_resources_are_declared_but_none_are_listed(answer: str) -> None:
+    async with serve(_declares_resources_but(answer)) as url:
+        glove = Glove(model=ScriptedModel([]), system_prompt="test", server_mode=True)
+        entry = McpCatalogueEntry(id="hollow", name="Hollow", description="d", url=url)
+        adapter = MemoryMcpAdapter("conv", active=["hollow"])
+        async with await connect_mcp("hollow", url) as connection:
+            assert offers_resources(connection)  # it declares them
+        async with await mount_mcp(glove, adapter, [entry]) as mount:
+            assert mount.loaded == ["hollow"]
+            assert set(mount.tool_names("hollow")) == {"hollow__t"}
+
+
+async def test_no_reader_for_a_fastmcp_server_with_tools_only() -> None:
+    # MCPServer (FastMCP) declares resources whatever it holds; the tracker holds none.
+    async with serve("tracker") as url:
+        glove = Glove(model=ScriptedModel([]), system_prompt="test", server_mode=True)
+        entry = McpCatalogueEntry(id="tracker", name="Tracker", description="d", url=url)
+        adapter = MemoryMcpAdapter("conv", active=["tracker"])
+        async with await connect_mcp("tracker", url) as connection:
+            assert offers_resources(connection)  # it declares them
+        async with await mount_mcp(glove, adapter, [entry]) as mount:
+            assert mount.loaded == ["tracker"]
+            assert set(mount.tool_names("tracker")) == {
+                f"tracker__{name}" for name in TRACKER_TOOL_NAMES
+            }

@@ -4,6 +4,7 @@ local servers over HTTP."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -240,8 +241,10 @@ async def test_large_result_is_cut_with_a_notice(notes: McpServerConnection) -> 
 
 
 def test_structured_result_over_the_limit_is_cut() -> None:
+    structured = {"items": ["a" * 50] * 10}
+    # The text repeats the structured content, as the specification asks servers to.
     result = McpCallResult(
-        content=(McpTextContent(text="x"),), structured_content={"items": ["a" * 50] * 10}
+        content=(McpTextContent(text=json.dumps(structured)),), structured_content=structured
     )
     data = convert_call_result("s", "t", result, max_result_chars=80)
     assert isinstance(data.data, str)

@@ -59,8 +59,8 @@ TRACKER_TOOLS = {
     "tracker__create_issue",
     "tracker__update_issue",
     "tracker__delete_issue",
-    "tracker__read_resource",
 }
+"""The tracker declares resources but lists none, so it gets no ``tracker__read_resource``."""
 
 
 @pytest.fixture

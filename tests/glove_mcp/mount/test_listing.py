@@ -192,9 +192,9 @@ async def test_the_total_size_is_bounded_per_server() -> None:
 
 
 async def test_a_relisting_gets_the_same_bounds() -> None:
-    """The probe lists four tools; ``grow`` adds a fifth, past ``max_tools=4``. (The mount's
-    own resource reader is not the server's listing and does not count.)"""
-    first_four = {"steps", "chatter", "grow", "shrink", "read_resource"}
+    """The probe lists four tools; ``grow`` adds a fifth, past ``max_tools=4``. (It lists no
+    resources, so the mount offers no resource reader beside them.)"""
+    first_four = {"steps", "chatter", "grow", "shrink"}
     recorder = RecordingSubscriber()
 
     async def after_grow(request: ModelRequest) -> str:
