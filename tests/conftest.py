@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import os
+from collections.abc import Iterator
 
 import pytest
 
@@ -40,6 +42,21 @@ def _clean_environment(
     # glove-mcp's configuration folder ($XDG_CONFIG_HOME/glove): one per test, never the
     # user's own (the commands a test runs, in process or not, read and write it).
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture(autouse=True)
+def _logging_as_it_was() -> Iterator[None]:
+    """A command run in the test's process (``main([...])``) sets up the terminal's logging
+    on the root logger, as a fresh process would; put it back after the test, so a handler
+    left behind never prints a later test's log lines on its stderr."""
+    root = logging.getLogger()
+    quietened = {name: logging.getLogger(name).level for name in ("mcp", "asyncio")}
+    handlers, level = root.handlers[:], root.level
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, was in quietened.items():
+        logging.getLogger(name).setLevel(was)
 
 
 from tests._backends import backend as backend  # noqa: E402
