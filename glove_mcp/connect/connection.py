@@ -285,7 +285,10 @@ class McpServerConnection(AsyncResource):
         """Open the session now (``connect_mcp`` does; later calls reconnect by themselves).
 
         Raises:
-            McpServerUnavailableError, McpTimeoutError, McpAuthExpiredError, McpProtocolError.
+            McpServerUnavailableError: the server could not be reached.
+            McpTimeoutError: the server did not answer in time.
+            McpAuthExpiredError: the server refused the credentials, also after a refresh.
+            McpProtocolError: the server answered outside the protocol.
             McpStateError: the connection is closed.
         """
         await self._ensure()
