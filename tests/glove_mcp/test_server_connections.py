@@ -419,3 +419,59 @@ async def test_no_secret_reaches_a_log_a_repr_or_a_page(
     for secret in secrets:
         assert secret not in shown
     assert "'v'" not in shown and "authorize?x" not in shown
+
+
+async def test_the_server_names_each_connection_by_the_principal_its_key_belongs_to(
+    tmp_path: Path,
+) -> None:
+    """``HeadlessServer`` with keys of two principals and no ``principal_of``: the connection
+    routes act for the principal the server's own authentication named, the callback needs
+    no key, and the stored token is the connecting principal's only."""
+    import hashlib
+
+    from glove_mcp.server import HeadlessServer
+    from glove_mcp.server.principals import ApiKeys
+    from tests.glove_mcp.server._harness import simple_factory
+
+    keys = ApiKeys(
+        {hashlib.sha256(key.encode()).hexdigest(): Principal(name) for key, name in KEYS.items()}
+    )
+    async with serve_oauth_server() as oauth:
+        entry = McpCatalogueEntry(
+            id="notes", name="Notes", url=oauth.url, description="Search and read notes."
+        )
+        store = MemoryOAuthStore()
+        server = HeadlessServer(
+            str(tmp_path / "server.db"),
+            None,
+            simple_factory(),
+            authenticator=keys,
+            connections=Connections([entry], store),
+        )
+        await server.open()
+        try:
+            transport = httpx2.ASGITransport(app=server.app)
+
+            def client(key: str | None) -> httpx2.AsyncClient:
+                headers = {"Authorization": f"Bearer {key}"} if key else {}
+                return httpx2.AsyncClient(transport=transport, base_url=BASE, headers=headers)
+
+            alice_key, bob_key = list(KEYS)[:2]
+            async with client(alice_key) as alice, client(bob_key) as bob, client(None) as anon:
+                assert (await anon.get("/connections")).status_code == 401
+                callback = await approve(await start(alice))
+                # The callback carries no key (the state is the credential) but the browser's
+                # cookie: the same client, its authorization header dropped.
+                done = await alice.get(callback, headers={"Authorization": ""})
+                assert done.status_code == 200, done.text
+                assert "Connected: Notes" in done.text
+                states = {
+                    who: (await c.get("/connections")).json()["connections"][0]["state"]
+                    for who, c in (("alice", alice), ("bob", bob))
+                }
+                assert states == {"alice": "connected", "bob": "needs_login"}
+            assert await token_of(store, "alice", oauth.url)
+            assert await store.get(credential_key("bob", oauth.url)) is None
+            assert await store.get(credential_key("default", oauth.url)) is None
+        finally:
+            await server.aclose()
