@@ -125,3 +125,26 @@ def test_every_module_declares_all(package: ModuleType) -> None:
     if without_driver:
         # Every other module was checked; these are checked where the extra is installed.
         require_postgres_driver()
+
+
+def test_the_default_install_imports_without_the_postgres_driver() -> None:
+    """Without the ``postgres`` extra, everything but the PostgreSQL modules imports: the
+    command (its demo, chat and serve), the server and OAuth never need ``psycopg`` unless a
+    PostgreSQL database is used (a module-level import of it broke the quick start's demo)."""
+    import subprocess
+    import sys
+
+    program = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('psycopg', 'psycopg_pool'):\n"
+        "            raise ImportError('no postgres extra')\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import glove_core, glove_mcp, glove_mcp.oauth, glove_mcp.server, glove_mcp.mount\n"
+        "import glove_mcp.cli.agent, glove_mcp.cli.demo_stack, glove_mcp.programs\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from glove_core.postgres import Connection, PostgresDatabase
+from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
 from glove_core.stores.postgres import SAVES_CHANNEL, PostgresStore, deleted_payload
 from glove_mcp.server._session_owners import (
     COUNT_SQL,
     COUNT_UP_SQL,
     OWNER_SQL,
-    OWNERS_POSTGRES,
+    OWNERS_MIGRATIONS,
     PENDING_SQL,
     SessionLimitError,
     now,
@@ -26,6 +26,9 @@ from glove_mcp.server._session_rows import SessionRow, list_query, session_rows
 from glove_mcp.server.principals import DEFAULT_PRINCIPAL
 
 __all__ = ["PostgresSessionStorage"]
+
+OWNERS_POSTGRES = PostgresSchema(name="glove_mcp.session_owners", migrations=OWNERS_MIGRATIONS)
+"""The owners table in PostgreSQL."""
 
 
 class PostgresSessionStorage:

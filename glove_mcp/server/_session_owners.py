@@ -19,7 +19,6 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 
-from glove_core.postgres import PostgresSchema
 from glove_core.sqlite import SqliteSchema
 from glove_mcp.server.principals import DEFAULT_PRINCIPAL
 
@@ -27,7 +26,7 @@ __all__ = [
     "COUNT_DOWN_SQL",
     "COUNT_SQL",
     "COUNT_UP_SQL",
-    "OWNERS_POSTGRES",
+    "OWNERS_MIGRATIONS",
     "OWNERS_SQLITE",
     "OWNER_SQL",
     "PENDING_SQL",
@@ -52,16 +51,18 @@ _CREATE = (
     f"SELECT '{DEFAULT_PRINCIPAL}', COUNT(*) FROM glove_sessions HAVING COUNT(*) > 0",
 )
 
+OWNERS_MIGRATIONS = (_CREATE,)
+"""The owners tables' numbered migrations, the same on SQLite and PostgreSQL (the PostgreSQL
+schema is built where the driver is loaded: ``_postgres_sessions``)."""
+
 OWNERS_SQLITE = SqliteSchema(
     name="glove_mcp.session_owners",
     # Each entry migrates the tables from version N to N + 1. Append; never edit a released one.
     # The conversation store's tables exist first (the storage opens them before this).
-    migrations=(_CREATE,),
+    migrations=OWNERS_MIGRATIONS,
 )
 """The owners table in a SQLite file."""
 
-OWNERS_POSTGRES = PostgresSchema(name="glove_mcp.session_owners", migrations=(_CREATE,))
-"""The owners table in PostgreSQL."""
 
 OWNER_SQL = (
     "SELECT COALESCE(o.principal, ?) FROM glove_sessions s "
