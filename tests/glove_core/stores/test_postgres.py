@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+# ruff: noqa: E402 -- without the postgres extra this module skips before its imports fail
+from tests._postgres import require_postgres_driver
+
+require_postgres_driver()
+
 from glove_core import InboxItem, Message, Usage
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores import ReplyStore, RequestStartStore

@@ -26,7 +26,6 @@ from glove_mcp.oauth import (
     credential_key,
     run_mcp_oauth,
 )
-from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 from glove_mcp.testing import McpTestServer, OAuthTestServer, ServerControl, serve_oauth_server
 from tests.glove_mcp.cli._commands import run_cli, write_catalogue
 from tests.glove_mcp.oauth.test_stores import MemoryKeyring
@@ -134,7 +133,9 @@ async def fs_store(tmp_path: Path, url: str | None) -> OAuthStore:
 
 
 async def postgres_store(tmp_path: Path, url: str | None) -> OAuthStore:
+    # Imported here: without the postgres extra only this case skips (postgres_url says why).
     from glove_core.postgres import PostgresDatabase
+    from glove_mcp.oauth.postgres_store import PostgresOAuthStore
 
     assert url is not None
     database = PostgresDatabase(url, min_size=1, max_size=2)
