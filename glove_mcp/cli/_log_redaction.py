@@ -7,8 +7,6 @@ from __future__ import annotations
 import logging
 import re
 
-from glove_core.redaction import redact_url
-
 __all__ = ["RedactingFilter", "redact_handlers", "redact_urls_in"]
 
 _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
@@ -16,6 +14,12 @@ _URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
 
 def redact_urls_in(text: str) -> str:
     """``text`` with every URL in it redacted."""
+    if "://" not in text:
+        return text
+    # Imported at the first URL, not with the command: importing glove_core before chat's
+    # prompt would delay it (the filter is installed before the prompt shows).
+    from glove_core.redaction import redact_url
+
     return _URL.sub(lambda found: redact_url(found.group(0)), text)
 
 

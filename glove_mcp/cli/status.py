@@ -195,6 +195,8 @@ def _bound_logins(
     """Each server's login of the ``default`` principal, found by the server's URL (a login
     stored under its id counts only when it records that URL: it migrates on first use);
     ``{"stale": reason}`` when the id's login was issued for another URL or records none."""
+    if not stored:
+        return {}  # no token file: nothing to find (and no URL parsing to import)
     from glove_mcp.resource_keys import DEFAULT_PRINCIPAL, credential_key, same_resource
 
     found: dict[str, dict[str, Any]] = {}
