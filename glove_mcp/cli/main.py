@@ -3,8 +3,9 @@ parses, and runs the handler the command named.
 
 Errors print as one line (``--debug`` shows the traceback). Every command has ``--help``.
 The commands' modules are light to import (their heavy imports sit inside their handlers),
-and only the parser of the command that runs is built, so ``--help`` and ``status`` start
-about as fast as the interpreter does (the ``mcp`` SDK alone takes over a second to import).
+and when the command line names a command only that command's module is imported and only
+its parser built, so ``--help`` and ``status`` start about as fast as the interpreter does
+(the ``mcp`` SDK alone takes over a second to import).
 
 Exit statuses: 0 done; 1 the command failed (or, for ``status --check``, something needs
 attention); 2 a usage or configuration mistake (a bad flag, a broken catalogue; also no
@@ -16,19 +17,9 @@ from __future__ import annotations
 
 import os
 import sys
+from importlib import import_module
 from os import _exit as exit_now  # documented: leave without running cleanup handlers
 
-from glove_mcp.cli import (
-    auth,
-    chat,
-    completion,
-    demo,
-    doctor,
-    logout,
-    serve,
-    servers,
-    status,
-)
 from glove_mcp.cli.parser import Formatter, Parser, Version, global_options
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING would import typing: start-up time
@@ -36,16 +27,26 @@ if TYPE_CHECKING:
     import argparse
     import signal as _signal
     from collections.abc import Sequence
+    from types import ModuleType
 else:
     # The C module behind ``signal`` (already loaded by the interpreter): the wrapper's enums
     # cost start-up time, and only SIGINT's handler is set here.
     import _signal
 
-__all__ = ["COMMANDS", "build_parser", "main", "parse"]
+__all__ = ["COMMANDS", "build_parser", "command_module", "main", "parse"]
 
-COMMANDS = (demo, auth, status, logout, servers, chat, serve, doctor, completion)
-"""The commands' modules, in the order the help lists them; each has ``NAME`` and
-``add_parser(commands)``, which adds the command's parser and names its handler."""
+COMMANDS = ("demo", "auth", "status", "logout", "servers", "chat", "serve", "doctor", "completion")
+"""The commands, in the order the help lists them. Each is the module of that name in this
+package, with ``NAME`` and ``add_parser(commands)``, which adds the command's parser and
+names its handler (a function: the parsed arguments carry the handler itself)."""
+
+
+def command_module(name: str) -> ModuleType:
+    """The module of command ``name`` (one of ``COMMANDS``), imported on first use: a run
+    imports only the command it runs."""
+    if name not in COMMANDS:
+        raise ValueError(f"no command {name!r}")
+    return import_module(f"{__package__}.{name}")
 
 
 def build_parser(wanted: str | None = None) -> Parser:
@@ -69,9 +70,8 @@ def build_parser(wanted: str | None = None) -> Parser:
     parser.add_argument("-V", "--version", action=Version, help="print the version and exit")
     global_options(parser, top=True)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    commands.wanted = wanted  # type: ignore[attr-defined]
-    for command in COMMANDS:
-        command.add_parser(commands)
+    for name in COMMANDS if wanted is None else (wanted,):
+        command_module(name).add_parser(commands)
     # For ``completion``, which describes every command: given, not imported (no cycle).
     parser.set_defaults(build_parser=build_parser)
     return parser
@@ -80,7 +80,7 @@ def build_parser(wanted: str | None = None) -> Parser:
 def _wanted(argv: Sequence[str]) -> str | None:
     """The command this run uses: the first word that names one (the value of a global
     ``--catalogue`` is skipped), or None (then every command's parser is built)."""
-    names = {command.NAME for command in COMMANDS}
+    names = set(COMMANDS)
     skip = False
     for word in argv:
         if skip:

@@ -161,28 +161,11 @@ class Version(argparse.Action):
         parser.exit()
 
 
-class _Unused:
-    """Stands in for the parser of a command this run does not use: every call is ignored.
-    Building the arguments of every command would cost each start-up its share."""
-
-    def _ignore(self, *args: Any, **kwargs: Any) -> Any:
-        return self
-
-    def __getattr__(self, name: str) -> Any:
-        return self._ignore
-
-
 def subcommand(
     commands: Any, name: str, summary: str, about: str, examples: str, usage: str | None = None
 ) -> Parser:
-    """Add command ``name`` to ``commands`` (the subparsers action, whose ``wanted`` attribute
-    names the command this run uses, or None for all) and return its parser: with its
-    description, examples and the global flags when it is wanted, else a stand-in that
-    ignores the arguments."""
-    if getattr(commands, "wanted", None) not in (name, None):
-        commands.add_parser(name, help=summary, formatter_class=Formatter)
-        unused: Any = _Unused()
-        return unused  # type: ignore[no-any-return]
+    """Add command ``name`` to ``commands`` (a subparsers action) and return its parser,
+    with its description, examples and the global flags."""
     sub: Parser = commands.add_parser(
         name,
         help=summary,

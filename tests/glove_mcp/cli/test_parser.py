@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from glove_mcp.cli import main
-from glove_mcp.cli.main import build_parser, parse
+from glove_mcp.cli.main import build_parser, command_module, parse
 from glove_mcp.cli.parser import Parser, did_you_mean
 
 
@@ -118,12 +118,32 @@ def test_every_command_has_a_description_and_an_example(
 
 
 def test_only_the_wanted_command_is_built() -> None:
-    # Start-up: the other commands' arguments are not built (their help lines are).
+    # Start-up: a run that names its command builds (and imports) that command alone.
+    import subprocess
+
     parser = build_parser("status")
-    commands = parser.commands()
-    assert "--check" in commands["status"].flags()
-    assert "--script" not in commands["chat"].flags()
+    assert list(parser.commands()) == ["status"]
+    assert "--check" in parser.commands()["status"].flags()
     assert "--script" in build_parser().commands()["chat"].flags()
+    imported = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from glove_mcp.cli.main import parse; parse(['status']); "
+            "print(sorted(m for m in sys.modules if m.startswith('glove_mcp.cli.')))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "glove_mcp.cli.status" in imported
+    assert "glove_mcp.cli.chat'" not in imported and "glove_mcp.cli.serve'" not in imported
+
+
+def test_a_command_module_is_one_of_the_commands() -> None:
+    assert command_module("status").NAME == "status"
+    with pytest.raises(ValueError, match="no command 'parser'"):
+        command_module("parser")
 
 
 def test_double_dash_is_for_servers_add_only(capsys: pytest.CaptureFixture[str]) -> None:
