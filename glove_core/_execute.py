@@ -19,7 +19,7 @@ from glove_core.abort import AbortError, AbortSignal
 from glove_core.context_items import current_tool_call
 from glove_core.display import DisplayManager
 from glove_core.result_limits import ResultLimits, bound_result
-from glove_core.stores.base import PermissionStore, StoreAdapter
+from glove_core.stores.base import PermissionStore, StoreAdapter, has_capability
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
 from glove_core.types import ToolCall, ToolResult, ToolResultData
@@ -163,7 +163,7 @@ async def _ask_permission(
     runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
 ) -> bool:
     store = runner.store
-    memory = store if isinstance(store, PermissionStore) else None
+    memory = store if has_capability(store, PermissionStore) else None
     key = json.dumps(call.input, sort_keys=True, separators=(",", ":"), default=str)
     if memory is not None:
         known = await memory.get_permission(tool.name, key)

@@ -51,7 +51,7 @@ from glove_core.models.base import ModelAdapter
 from glove_core.resources import AsyncResource
 from glove_core.result_limits import ResultLimits
 from glove_core.result_summaries import ResultSummaries, checked_summaries
-from glove_core.stores.base import StoreAdapter, TurnLockStore, read_visible_history
+from glove_core.stores.base import StoreAdapter, TurnLockStore, has_capability, read_visible_history
 from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
 from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
@@ -121,7 +121,7 @@ class Glove(AsyncResource):
         self._tool_sources = ToolSources(self._folded, self._subagents)
         self._built = False
         # With the store's turn lock, turns never overlap across processes either.
-        hold = self._store.turn_lock if isinstance(self._store, TurnLockStore) else None
+        hold = self._store.turn_lock if has_capability(self._store, TurnLockStore) else None
         self._turns = Turns(hold)
         self._context = ContextRegistry()
         self._context_items = ContextItemQueue(max_context_bytes)
@@ -182,9 +182,9 @@ class Glove(AsyncResource):
 
         if not self._built:
             builtins = []
-            if isinstance(self._store, TaskStore):
+            if has_capability(self._store, TaskStore):
                 builtins.append(update_tasks_tool())
-            if isinstance(self._store, InboxStore):
+            if has_capability(self._store, InboxStore):
                 builtins.append(post_to_inbox_tool())
             taken = self._tool_sources.names()
             for builtin in builtins:

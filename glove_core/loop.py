@@ -51,6 +51,7 @@ from glove_core.stores.base import (
     ReplyStore,
     RequestStartStore,
     StoreAdapter,
+    has_capability,
     read_visible_history,
     since_last_compaction,
 )
@@ -245,7 +246,7 @@ async def run_request(
     # visible history, not the whole conversation. Compaction restates the tools switched off
     # before it (see ``compaction``), so the window alone says which are off.
     inbox: list[InboxItem] | None = None
-    if isinstance(store, RequestStartStore):
+    if has_capability(store, RequestStartStore):
         start = await store.read_request_start()  # one read for the three below
         run.history, run.total, inbox = start.messages, start.usage, start.inbox
     else:
@@ -274,7 +275,7 @@ async def run_request(
         await run.save([request])
 
     # Asked once per request: a runtime-checkable protocol check is not free.
-    replies = store if isinstance(store, ReplyStore) else None
+    replies = store if has_capability(store, ReplyStore) else None
     text = ""
     turns = 0
     overflow_compacted = False

@@ -425,12 +425,12 @@ def _tool_from_function(
         )
     model_name = "".join(part.title() for part in tool_name.split("_")) + "Input"
     input_model = create_model(model_name, __config__=ConfigDict(extra="forbid"), **fields)
-    field_names = list(fields)
 
     is_async = inspect.iscoroutinefunction(func)
 
     async def do(input: BaseModel, ctx: ToolContext) -> Any:
-        kwargs = {n: getattr(input, n) for n in field_names}
+        # The validated fields, in order (pydantic keeps them in the instance's __dict__).
+        kwargs = input.__dict__.copy()
         if ctx_param is not None:
             kwargs[ctx_param] = ctx
         if is_async:

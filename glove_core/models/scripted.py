@@ -153,7 +153,9 @@ def _to_message(reply: ScriptReply) -> Message:
     if isinstance(reply, str):
         return Message(sender="agent", text=reply)
     if isinstance(reply, list) and all(isinstance(c, ToolCall) for c in reply):
-        return Message(sender="agent", tool_calls=[c.model_copy() for c in reply])
+        # Frozen values: the script's calls can be the reply's own (a copy would share the
+        # same input dict anyway).
+        return Message(sender="agent", tool_calls=list(reply))
     raise TypeError(
         f"a script item must be a str, a list of ToolCall or an agent Message, got {reply!r}"
     )

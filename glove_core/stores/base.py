@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 from glove_core.abort import AbortSignal
 from glove_core.types import InboxItem, Message, Task, Usage
@@ -30,6 +30,7 @@ __all__ = [
     "TaskStore",
     "TurnLockStore",
     "count_messages",
+    "has_capability",
     "read_messages_from",
     "read_visible_history",
     "since_last_compaction",
@@ -37,6 +38,22 @@ __all__ = [
 
 PermissionStatus = Literal["granted", "denied"]
 InboxStatus = Literal["pending", "resolved", "consumed"]
+
+
+_Capability = TypeVar("_Capability")
+_capabilities: dict[tuple[type, type], bool] = {}
+
+
+def has_capability(store: object, capability: type[_Capability]) -> TypeGuard[_Capability]:
+    """``isinstance(store, capability)`` for a capability protocol of this module, answered
+    once per store class: a runtime-checkable protocol's check looks up every method on the
+    instance each time, and the loop asks it at every request. The capabilities are methods
+    of the store's class, so the class decides."""
+    key = (type(store), capability)
+    known = _capabilities.get(key)
+    if known is None:
+        known = _capabilities[key] = isinstance(store, capability)
+    return known
 
 
 def inbox_changes(
@@ -156,7 +173,7 @@ class CompactedHistoryStore(Protocol):
 async def read_visible_history(store: StoreAdapter) -> list[Message]:
     """The conversation from its newest compaction on: through ``CompactedHistoryStore``
     when ``store`` has it, else ``get_messages()`` filtered."""
-    if isinstance(store, CompactedHistoryStore):
+    if has_capability(store, CompactedHistoryStore):
         return await store.get_messages_since_compaction()
     return since_last_compaction(await store.get_messages())
 
@@ -203,14 +220,14 @@ async def read_messages_from(store: StoreAdapter, start: int) -> list[Message]:
     """``store``'s messages from position ``start`` on: through ``PositionalHistoryStore``
     when ``store`` has it, else ``get_messages()`` sliced."""
     check_start(start)
-    if isinstance(store, PositionalHistoryStore):
+    if has_capability(store, PositionalHistoryStore):
         return await store.get_messages_from(start)
     return (await store.get_messages())[start:]
 
 
 async def count_messages(store: StoreAdapter) -> int:
     """How many messages ``store`` holds: through ``PositionalHistoryStore`` when it has it."""
-    if isinstance(store, PositionalHistoryStore):
+    if has_capability(store, PositionalHistoryStore):
         return await store.count_messages()
     return len(await store.get_messages())
 
