@@ -11,8 +11,10 @@ a SQLite file (the baseline), and one, two and three instances on one PostgreSQL
 Reported per configuration: requests per second (and the ratio to the SQLite baseline),
 median request latency, and database round trips per request (statements the PostgreSQL
 server executed, from ``pg_stat_statements``; SQLite runs in the process and has none;
-target ≤ 10, issue 31), counted after one warm-up request per instance (each instance's
-one-time migration checks and LISTEN); "with start" counts from the instances' start.
+target ≤ 10, issue 31) per message request, counted after one warm-up request per instance
+(each instance's one-time migration checks and LISTEN) and after the sessions were created;
+creating a session (``POST /sessions``: the session's row, its owner, the principal's count)
+is a request of its own, reported apart as "trips/session".
 ``--show-statements`` prints each statement's calls per request.
 
 Pinned (``--pin``, on by default where ``taskset`` exists and there are 2 or more cores):
@@ -88,17 +90,28 @@ async def instance(folder: Path, name: str, where: tuple[str, str]) -> AsyncIter
         log.close()
 
 
-async def drive(bases: list[str], sessions: int, requests: int, concurrency: int) -> list[float]:
-    """The latency of every request (seconds); every one must end with ``final``."""
+async def create_sessions(bases: list[str], sessions: int, concurrency: int) -> list[str]:
+    """Create ``sessions`` sessions through the instances round-robin; their ids."""
+    limit = asyncio.Semaphore(concurrency)
+    async with httpx2.AsyncClient(timeout=120) as http:
+
+        async def create(i: int) -> str:
+            async with limit:
+                created = await http.post(f"{bases[i % len(bases)]}/sessions", headers=AUTH)
+            created.raise_for_status()
+            return str(created.json()["id"])
+
+        return list(await asyncio.gather(*(create(i) for i in range(sessions))))
+
+
+async def drive(bases: list[str], ids: list[str], requests: int, concurrency: int) -> list[float]:
+    """Send ``requests`` messages to each session, each through the next instance; the
+    latency of every request (seconds); every one must end with ``final``."""
     limit = asyncio.Semaphore(concurrency)
     latencies: list[float] = []
     async with httpx2.AsyncClient(timeout=120) as http:
 
-        async def session(i: int) -> None:
-            async with limit:
-                created = await http.post(f"{bases[i % len(bases)]}/sessions", headers=AUTH)
-            created.raise_for_status()
-            sid = created.json()["id"]
+        async def session(i: int, sid: str) -> None:
             for k in range(requests):
                 base = bases[(i + k) % len(bases)]
                 async with limit:
@@ -110,7 +123,7 @@ async def drive(bases: list[str], sessions: int, requests: int, concurrency: int
                 if "event: final" not in answer.text:
                     raise RuntimeError(f"request failed: {answer.text[-300:]}")
 
-        await asyncio.gather(*(session(i) for i in range(sessions)))
+        await asyncio.gather(*(session(i, sid) for i, sid in enumerate(ids)))
     return latencies
 
 
@@ -172,26 +185,28 @@ async def run_config(
         # Each instance's one-time work (migration checks, LISTEN) happens on its first
         # request: one warm-up session per instance runs it before the count starts, so the
         # figure is per request; the count from the very start is reported too.
-        start_count = await statements(*count) if count else 0
-        await drive(bases, len(bases), 1, args.concurrency)
+        await drive(bases, await create_sessions(bases, len(bases), 1), 1, args.concurrency)
+        # Creating a session is a request of its own (POST /sessions): counted apart.
+        created = await statements(*count) if count else 0
+        ids = await create_sessions(bases, args.sessions, args.concurrency)
         before = await statements(*count) if count else 0
         calls_before = await statement_calls(*count) if count and args.show_statements else {}
         start = time.perf_counter()
-        latencies = await drive(bases, args.sessions, args.requests, args.concurrency)
+        latencies = await drive(bases, ids, args.requests, args.concurrency)
         elapsed = time.perf_counter() - start
         after = await statements(*count) if count else 0
         if count and args.show_statements:
             calls = await statement_calls(*count)
             per = args.sessions * args.requests
-            print(f"# {label}: statements per request")
+            print(f"# {label}: statements per message request")
             for query, n in sorted(calls.items(), key=lambda kv: -kv[1]):
                 made = (n - calls_before.get(query, 0)) / per
                 if made > 0:
                     print(f"{made:6.2f}  {' '.join(query.split())[:150]}")
     total = args.sessions * args.requests
     trips = (after - before) / total if count else None
-    with_start = (after - start_count) / (total + len(wheres)) if count else None
-    return label, total / elapsed, statistics.median(latencies), trips, with_start
+    per_session = (before - created) / args.sessions if count else None
+    return label, total / elapsed, statistics.median(latencies), trips, per_session
 
 
 async def main(args: argparse.Namespace) -> None:
@@ -258,17 +273,17 @@ async def main(args: argparse.Namespace) -> None:
         f"# {args.sessions} sessions x {args.requests} requests (each: 2 model calls, 1 MCP tool "
         f"call), {args.concurrency} in flight, instances round-robin"
     )
-    header = ("configuration", "req/s", "vs sqlite", "median ms", "db trips/req", "with start")
+    header = ("configuration", "req/s", "vs sqlite", "median ms", "db trips/req", "trips/session")
     print(
         f"{header[0]:<14} {header[1]:>8} {header[2]:>10} {header[3]:>10} {header[4]:>13} "
-        f"{header[5]:>11}"
+        f"{header[5]:>13}"
     )
-    for label, rate, median, trips, with_start in rows:
+    for label, rate, median, trips, per_session in rows:
         shown = "-" if trips is None else f"{trips:.1f}"
-        started = "-" if with_start is None else f"{with_start:.1f}"
+        started = "-" if per_session is None else f"{per_session:.1f}"
         print(
             f"{label:<14} {rate:8.1f} {rate / base:9.2f}x {median * 1000:10.1f} {shown:>13} "
-            f"{started:>11}"
+            f"{started:>13}"
         )
     shared = [r for r in rows[1:] if not r[0].startswith("pinned")]
     best = max(shared, key=lambda r: r[1])

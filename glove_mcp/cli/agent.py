@@ -384,6 +384,8 @@ async def serve(args: argparse.Namespace) -> int:
             entries=entries,
             pool=pool,
             mark_untrusted=not args.no_untrusted_marks,
+            # On a shared database the turn's activation sync loads them, under the lock.
+            load_active=db is not None,
         )
         stack.push_async_callback(mount.aclose)
         if db is None:  # other instances may switch this conversation's servers

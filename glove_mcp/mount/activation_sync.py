@@ -4,17 +4,11 @@ adapter says is active, so every instance offers the conversation the same tools
 
 from __future__ import annotations
 
-import logging
-
 from glove_core import Glove
 from glove_core.abort import AbortSignal
-from glove_mcp.errors import GloveMcpError
 from glove_mcp.mount.mcp_mount import McpMount
 
 __all__ = ["follow_activations"]
-
-logger = logging.getLogger(__name__)
-
 
 def follow_activations(glove: Glove, mount: McpMount) -> None:
     """Before each turn, load the servers another instance activated for the conversation
@@ -28,12 +22,9 @@ def follow_activations(glove: Glove, mount: McpMount) -> None:
     async def sync(signal: AbortSignal) -> None:
         active = [i for i in await mount.adapter.get_active() if i in mount.entries]
         for server_id in active:
-            if server_id not in mount.loaded:
-                try:
-                    await mount.activate(server_id)
-                except GloveMcpError as exc:
-                    # Fail open, as a reload does: the turn goes on without that server.
-                    logger.warning("cannot load MCP server %r: %s", server_id, exc)
+            # Recorded active already: loaded without writing it again. One that fails is
+            # logged and the turn goes on without it, as a reload does.
+            await mount.load(server_id)
         for server_id in [i for i in mount.loaded if i not in active]:
             await mount.deactivate(server_id)
 

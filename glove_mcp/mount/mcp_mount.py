@@ -259,13 +259,25 @@ class McpMount(AsyncResource):
         if differs:
             await self._emit(McpListChanged(id, "tools", *change.names_changed))
 
-    async def _reload_one(self, id: str) -> None:
-        entry = self.entries[id]
+    async def load(self, id: str) -> None:
+        """Load catalogue server ``id``, which the adapter already records as active (another
+        instance, or an earlier process, activated it), without recording it again. A server
+        that fails to load is logged and reported as ``mcp_server_failed``; the mount goes on
+        without it, as ``reload`` does. Nothing happens when it is loaded already.
+
+        Raises:
+            McpUnknownServerError: ``id`` is not in the catalogue.
+            McpStateError: the mount is closed.
+        """
+        self._check_open()
+        entry = self.entries.get(id)
+        if entry is None:
+            raise McpUnknownServerError(id, list(self.entries))
         async with self._lock(id):
             if id in self._loaded:
                 return
             try:
-                self._loaded[id] = await self._load(entry)
+                loaded = self._loaded[id] = await self._load(entry)
             except Exception as exc:
                 logger.warning(
                     "MCP server %r failed to reload for %r; continuing without it: %s",
@@ -275,7 +287,13 @@ class McpMount(AsyncResource):
                 )
                 await self._emit(McpServerFailed(id, "reload", str(exc)))
                 return
-        await self._emit(McpServerActivated(id, tuple(self._loaded[id].tools)))
+            if self._dormant.pop(id, None) is not None:
+                # Switched off here earlier and back on elsewhere: its tools come back on.
+                off = await self.glove.switched_off_tools()
+                back_on = [name for name in loaded.tools if name in off]
+                if back_on:
+                    self.glove.switch_tools(enable=back_on)
+        await self._emit(McpServerActivated(id, tuple(loaded.tools)))
 
     async def reload(self) -> list[str]:
         """Load every active server of the adapter that is in the catalogue, in parallel,
@@ -297,7 +315,7 @@ class McpMount(AsyncResource):
         try:
             async with asyncio.TaskGroup() as group:
                 for id in wanted:
-                    group.create_task(self._reload_one(id))
+                    group.create_task(self.load(id))
         except BaseException:
             # Cancelled (or a bug): leave nothing half-open behind.
             await self.aclose()
@@ -497,6 +515,7 @@ async def mount_mcp(
     max_result_chars: int = MountOptions.max_result_chars,
     max_message_bytes: int = MountOptions.max_message_bytes,
     mark_untrusted: bool = True,
+    load_active: bool = True,
 ) -> McpMount:
     """Mount a conversation's MCP servers on ``glove``: the mount becomes a tool source of the
     Glove, reloads the active servers in parallel and offers their bridged tools. Call it
@@ -550,6 +569,10 @@ async def mount_mcp(
         max_result_chars: characters of text one tool result keeps (100,000; the rest cut).
         max_message_bytes: bytes of one message from a server over HTTP (8 MiB; not read).
         mark_untrusted: results and descriptions in envelopes naming the server (on; False: off).
+        load_active: reload the adapter's active servers now (the default). False when a
+            turn preparer loads them under the conversation's lock before each turn anyway
+            (``follow_activations``, several instances on one database): reading them here
+            too would cost a second database round trip for nothing.
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
@@ -580,7 +603,8 @@ async def mount_mcp(
         mark_untrusted=mark_untrusted,
     )
     mount = McpMount(glove, adapter, entries, options)
-    await mount.reload()
+    if load_active:
+        await mount.reload()
     try:
         glove.fold(discovery_tool(mount, discovery_budget_tokens, discovery_ranker))
     except BaseException:

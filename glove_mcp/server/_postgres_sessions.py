@@ -116,6 +116,12 @@ class PostgresSessionStorage:
         store = PostgresStore(self.database, session_id)
         return store if await store.session_exists() else None
 
+    async def find_owned(self, session_id: str) -> tuple[str, PostgresStore] | None:
+        """See ``SessionStorage.find_owned``: the owner's lookup finds only an existing
+        session's row, so it is the existence check too (one round trip)."""
+        owner = await self.owner(session_id)
+        return None if owner is None else (owner, PostgresStore(self.database, session_id))
+
     async def list_page(
         self, after: str | None, limit: int, owner: str | None = None
     ) -> list[SessionRow]:

@@ -124,14 +124,13 @@ class SessionAccess:
                     raise HTTPException(409, f"session {session_id!r} already exists")
                 owner = principal.name
             else:
-                found = await self.storage.owner(session_id)
+                found = await self.storage.find_owned(session_id)
                 # Another's session is unknown to this principal: its existence stays hidden.
-                if found is None or not may(principal, found, read=read):
+                if found is None or not may(principal, found[0], read=read):
+                    if found is not None:
+                        await found[1].aclose()
                     raise HTTPException(404, f"no session {session_id!r}")
-                owner = found
-                store = await self.storage.find(session_id)
-                if store is None:
-                    raise HTTPException(404, f"no session {session_id!r}")
+                owner, store = found
             stack = AsyncExitStack()
             try:
                 with building_for(owner):

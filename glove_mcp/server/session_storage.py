@@ -61,6 +61,11 @@ class SessionStorage(Protocol):
         """The store of an existing session, or None when there is no such session."""
         ...
 
+    async def find_owned(self, session_id: str) -> tuple[str, SessionStore] | None:
+        """The owner and the store of an existing session, or None when there is no such
+        session: what opening a session needs, in one lookup where the storage can."""
+        ...
+
     async def list_page(
         self, after: str | None, limit: int, owner: str | None = None
     ) -> list[SessionRow]:
@@ -132,6 +137,12 @@ class SqliteSessionStorage:
     async def find(self, session_id: str) -> SqliteStore | None:
         """See ``SessionStorage.find``."""
         return await self._open(session_id)
+
+    async def find_owned(self, session_id: str) -> tuple[str, SqliteStore] | None:
+        """See ``SessionStorage.find_owned``."""
+        owner = await self.owner(session_id)
+        store = None if owner is None else await self._open(session_id)
+        return None if owner is None or store is None else (owner, store)
 
     async def list_page(
         self, after: str | None, limit: int, owner: str | None = None
