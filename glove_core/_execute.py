@@ -22,6 +22,7 @@ from glove_core.result_limits import ResultLimits, bound_result
 from glove_core.stores.base import PermissionStore, StoreAdapter
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
+from glove_core.tracing import record_tool, tool_span
 from glove_core.types import ToolCall, ToolResult, ToolResultData
 
 __all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result"]
@@ -80,20 +81,10 @@ async def _run_call(
     signal: AbortSignal,
     disabled: set[str] | frozenset[str],
 ) -> ToolResult:
-    tool = tools.get(call.name)
-    if tool is None:
-        data = _error(_unknown_tool_message(call.name, list(tools)))
-    elif call.name in disabled:
-        data = _error(
-            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
-            "run. Carry on without it, or ask the user whether it should be switched back on."
-        )
-    elif signal.aborted:
-        data = ToolResultData(
-            status="aborted", message="the request was aborted before this tool call started"
-        )
-    else:
-        data = await _run_known(runner, tool, call, signal)
+    with tool_span(call) as span:
+        data, status = await _outcome(runner, tools, call, signal, disabled)
+        if span is not None:
+            record_tool(span, status, data.data)
     # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
@@ -102,13 +93,39 @@ async def _run_call(
     return result
 
 
+async def _outcome(
+    runner: ToolRunner,
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str],
+) -> tuple[ToolResultData, str]:
+    """What the call produced, and how it ended (a ``glove_core.tracing.TOOL_STATUS``)."""
+    tool = tools.get(call.name)
+    if tool is None:
+        return _error(_unknown_tool_message(call.name, list(tools))), "unknown_tool"
+    if call.name in disabled:
+        message = (
+            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
+            "run. Carry on without it, or ask the user whether it should be switched back on."
+        )
+        return _error(message), "switched_off"
+    if signal.aborted:
+        return ToolResultData(
+            status="aborted", message="the request was aborted before this tool call started"
+        ), "aborted"
+    data, refused = await _run_known(runner, tool, call, signal)
+    return data, "refused" if refused else data.status
+
+
 async def _run_known(
     runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
-) -> ToolResultData:
+) -> tuple[ToolResultData, bool]:
+    """The call's result, and whether the user refused it."""
     try:
         parsed = tool.parse_input(call.input)
     except ToolInputError as exc:
-        return _error(str(exc))
+        return _error(str(exc)), False
     ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
     if tool.requires_permission:
         try:
@@ -116,12 +133,12 @@ async def _run_known(
         except AbortError:
             return ToolResultData(
                 status="aborted", message="aborted while waiting for the user's permission"
-            )
+            ), False
         if not granted:
             return _error(
                 f"the user denied permission to run {tool.name!r} with this input. Do not retry "
                 "the same call; ask the user how to proceed."
-            )
+            ), True
     attempts = 0
     while True:
         attempts += 1
@@ -130,10 +147,10 @@ async def _run_known(
                 value = await _invoke(tool, parsed, ctx)
             else:
                 value = await signal.race(_invoke(tool, parsed, ctx))
-            return wrap_result(value)
+            return wrap_result(value), False
         except AbortError as exc:
             reason = "the request was aborted while the tool ran" if signal.aborted else str(exc)
-            return ToolResultData(status="aborted", message=reason)
+            return ToolResultData(status="aborted", message=reason), False
         except Exception as exc:
             if attempts > runner.max_retries:
                 logger.warning(
@@ -142,7 +159,7 @@ async def _run_known(
                 return _error(
                     f"tool {tool.name!r} failed after {attempts} attempt(s): "
                     f"{type(exc).__name__}: {exc}"
-                )
+                ), False
             logger.debug(
                 "tool %r raised on attempt %d; retrying", tool.name, attempts, exc_info=True
             )

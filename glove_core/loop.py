@@ -61,6 +61,7 @@ from glove_core.subscribers import (
     TokenConsumption,
 )
 from glove_core.tools import Tool
+from glove_core.tracing import chat_span, record_chat
 from glove_core.types import ContentPart, InboxItem, Message, TextPart, ToolResult, Usage
 
 __all__ = [
@@ -303,8 +304,12 @@ async def run_request(
                 run.last_usage = None
         run.sent_count = len(run.history)
         model_request = await _build_model_request(run)
+        model = parts.model
         try:
-            response = await signal.race(parts.model.prompt(model_request, run.notify, signal))
+            with chat_span(model, store) as chat:
+                response = await signal.race(model.prompt(model_request, run.notify, signal))
+                if chat is not None:
+                    record_chat(chat, response.usage, response.stop_reason)
         except ContextWindowExceededError:
             if overflow_compacted or not await _compact_after_overflow(run):
                 raise
