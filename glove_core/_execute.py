@@ -22,7 +22,7 @@ from glove_core.result_limits import ResultLimits, bound_result
 from glove_core.stores.base import PermissionStore, StoreAdapter
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
-from glove_core.tracing import record_tool, tool_span
+from glove_core.tracing import in_recording_span, record_tool, tool_span
 from glove_core.types import ToolCall, ToolResult, ToolResultData
 
 __all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result"]
@@ -56,13 +56,17 @@ async def execute_tool_calls(
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
     in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
+    # Asked once per reply, not per call: a turn's spans record, or none does.
+    traced = in_recording_span()
     if len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
     ):
         return list(
-            await asyncio.gather(*(_run_call(runner, tools, c, signal, disabled) for c in calls))
+            await asyncio.gather(
+                *(_run_call(runner, tools, c, signal, disabled, traced) for c in calls)
+            )
         )
-    return [await _run_call(runner, tools, call, signal, disabled) for call in calls]
+    return [await _run_call(runner, tools, call, signal, disabled, traced) for call in calls]
 
 
 def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
@@ -80,11 +84,15 @@ async def _run_call(
     call: ToolCall,
     signal: AbortSignal,
     disabled: set[str] | frozenset[str],
+    traced: bool,
 ) -> ToolResult:
-    with tool_span(call) as span:
-        data, status = await _outcome(runner, tools, call, signal, disabled)
-        if span is not None:
-            record_tool(span, status, data.data)
+    if traced:
+        with tool_span(call) as span:
+            data, status = await _outcome(runner, tools, call, signal, disabled)
+            if span is not None:
+                record_tool(span, status, data.data)
+    else:
+        data, _ = await _outcome(runner, tools, call, signal, disabled)
     # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
@@ -114,18 +122,17 @@ async def _outcome(
         return ToolResultData(
             status="aborted", message="the request was aborted before this tool call started"
         ), "aborted"
-    data, refused = await _run_known(runner, tool, call, signal)
-    return data, "refused" if refused else data.status
+    return await _run_known(runner, tool, call, signal)
 
 
 async def _run_known(
     runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
-) -> tuple[ToolResultData, bool]:
-    """The call's result, and whether the user refused it."""
+) -> tuple[ToolResultData, str]:
+    """The call's result, and how it ended."""
     try:
         parsed = tool.parse_input(call.input)
     except ToolInputError as exc:
-        return _error(str(exc)), False
+        return _error(str(exc)), "error"
     ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
     if tool.requires_permission:
         try:
@@ -133,12 +140,12 @@ async def _run_known(
         except AbortError:
             return ToolResultData(
                 status="aborted", message="aborted while waiting for the user's permission"
-            ), False
+            ), "aborted"
         if not granted:
             return _error(
                 f"the user denied permission to run {tool.name!r} with this input. Do not retry "
                 "the same call; ask the user how to proceed."
-            ), True
+            ), "refused"
     attempts = 0
     while True:
         attempts += 1
@@ -147,10 +154,11 @@ async def _run_known(
                 value = await _invoke(tool, parsed, ctx)
             else:
                 value = await signal.race(_invoke(tool, parsed, ctx))
-            return wrap_result(value), False
+            data = wrap_result(value)
+            return data, data.status
         except AbortError as exc:
             reason = "the request was aborted while the tool ran" if signal.aborted else str(exc)
-            return ToolResultData(status="aborted", message=reason), False
+            return ToolResultData(status="aborted", message=reason), "aborted"
         except Exception as exc:
             if attempts > runner.max_retries:
                 logger.warning(
@@ -159,7 +167,7 @@ async def _run_known(
                 return _error(
                     f"tool {tool.name!r} failed after {attempts} attempt(s): "
                     f"{type(exc).__name__}: {exc}"
-                ), False
+                ), "error"
             logger.debug(
                 "tool %r raised on attempt %d; retrying", tool.name, attempts, exc_info=True
             )
