@@ -19,6 +19,7 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
 
 __all__ = ["Telemetry", "all_attribute_values", "attrs", "parent_of", "sid", "telemetry"]
 
@@ -71,11 +72,11 @@ class Telemetry:
     def spans(self) -> list[ReadableSpan]:
         return list(self.exporter.get_finished_spans())
 
-    def named(self, name: str) -> list[ReadableSpan]:
-        return [s for s in self.spans() if s.name == name]
+    def named(self, name: str, kind: SpanKind | None = None) -> list[ReadableSpan]:
+        return [s for s in self.spans() if s.name == name and kind in (None, s.kind)]
 
-    def one(self, name: str) -> ReadableSpan:
-        found = self.named(name)
+    def one(self, name: str, kind: SpanKind | None = None) -> ReadableSpan:
+        found = self.named(name, kind)
         assert len(found) == 1, f"{len(found)} spans named {name!r}: {self.names()}"
         return found[0]
 
