@@ -7,8 +7,9 @@ install (``.[test]`` has the SDK) runs it and an install without it skips, sayin
 
 from __future__ import annotations
 
+import asyncio
 import functools
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -21,7 +22,15 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
 
-__all__ = ["Telemetry", "all_attribute_values", "attrs", "parent_of", "sid", "telemetry"]
+__all__ = [
+    "Telemetry",
+    "all_attribute_values",
+    "attrs",
+    "metric_attribute_values",
+    "parent_of",
+    "sid",
+    "telemetry",
+]
 
 
 class _WhileCollecting(SpanProcessor):
@@ -31,6 +40,7 @@ class _WhileCollecting(SpanProcessor):
     def __init__(self, inner: SpanProcessor) -> None:
         self.inner = inner
         self.on = False
+        self.listeners: list[Callable[[], None]] = []
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
         if self.on:
@@ -39,6 +49,8 @@ class _WhileCollecting(SpanProcessor):
     def on_end(self, span: ReadableSpan) -> None:
         if self.on:
             self.inner.on_end(span)
+            for notify in list(self.listeners):
+                notify()
 
     def shutdown(self) -> None:
         self.inner.shutdown()
@@ -79,6 +91,26 @@ class Telemetry:
         found = self.named(name, kind)
         assert len(found) == 1, f"{len(found)} spans named {name!r}: {self.names()}"
         return found[0]
+
+    async def wait_for(
+        self, found: Callable[[list[ReadableSpan]], bool], within: float = 10
+    ) -> None:
+        """Wait (at most ``within`` seconds) until ``found(spans)`` holds for the spans ended so
+        far: a span ends a moment after the work it covers answered."""
+        loop = asyncio.get_running_loop()
+        ended = asyncio.Event()
+
+        def notify() -> None:
+            loop.call_soon_threadsafe(ended.set)
+
+        self.gate.listeners.append(notify)
+        try:
+            async with asyncio.timeout(within):
+                while not found(self.spans()):
+                    await ended.wait()
+                    ended.clear()
+        finally:
+            self.gate.listeners.remove(notify)
 
     def names(self) -> list[str]:
         return [s.name for s in self.spans()]
@@ -122,6 +154,20 @@ def parent_of(span: ReadableSpan, spans: Sequence[ReadableSpan]) -> ReadableSpan
     if span.parent is None:
         return None
     return next((s for s in spans if _id(s) == span.parent.span_id), None)
+
+
+def metric_attribute_values(reader: InMemoryMetricReader) -> list[str]:
+    """Every attribute value of every metric point the reader holds, as text."""
+    out: list[str] = []
+    data = reader.get_metrics_data()
+    if data is None:
+        return out
+    for resource in data.resource_metrics:
+        for scope in resource.scope_metrics:
+            for m in scope.metrics:
+                for point in m.data.data_points:
+                    out.extend(str(v) for v in (point.attributes or {}).values())
+    return out
 
 
 def all_attribute_values(spans: Iterable[ReadableSpan]) -> list[str]:
