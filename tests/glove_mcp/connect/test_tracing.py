@@ -17,14 +17,22 @@ pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the
 from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanKind, StatusCode
 
-from glove_core import Glove, MemoryStore, ScriptedModel, ToolCall, tool
+from glove_core import AnthropicModel, Glove, MemoryStore, ScriptedModel, ToolCall, tool
+from glove_core.testing import FakeToolUse, serve_fake_anthropic
 from glove_core.tracing import Attr
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mcp
 from glove_mcp.discovery import FIND_CAPABILITY
 from glove_mcp.errors import McpServerUnavailableError
 from glove_mcp.testing import serve
 from glove_mcp.types import McpTextContent
-from tests._otel import attrs, parent_of, sid, telemetry
+from tests._otel import (
+    all_attribute_values,
+    attrs,
+    metric_attribute_values,
+    parent_of,
+    sid,
+    telemetry,
+)
 
 META_SERVER = [sys.executable, "-m", "tests.glove_mcp.connect.meta_server"]
 
@@ -238,3 +246,31 @@ async def test_a_stdio_server_receives_our_trace_context_in_meta() -> None:
     send = t.one("MCP send tools/call request_meta")
     assert parent_id == f"{sid(send):016x}"
     assert parent_of(send, t.spans()) is client
+
+
+async def test_no_token_key_or_url_credential_becomes_an_attribute(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    token, api_key, in_query = "tok-secret-4b1d", "sk-ant-secret-9f3e", "query-secret-77aa"
+    # Content capture on: even then, what the model and the tools see is all that is recorded.
+    monkeypatch.setenv("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT", "true")
+    async with serve("notes", tokens={token}) as url, serve_fake_anthropic() as fake:
+        fake.script(
+            FakeToolUse("notes__search_pages", {"query": "plans"}, id="c1"), "found nothing"
+        )
+        entry = McpCatalogueEntry(
+            id="notes", name="Notes", url=f"{url}?api_key={in_query}", description="Notes."
+        )
+        model = AnthropicModel("claude-test", api_key=api_key, base_url=fake.base_url)
+        glove = Glove(model=model, system_prompt="s", server_mode=True)
+        adapter = MemoryMcpAdapter("conv", active=["notes"], tokens={"notes": token})
+        with telemetry().collect() as t:
+            async with await mount_mcp(glove, adapter=adapter, entries=[entry]):
+                glove.build()
+                result = await glove.process_request("search")
+        await model.aclose()
+    assert result.text == "found nothing"
+    assert t.named("tools/call search_pages", SpanKind.CLIENT)
+    values = all_attribute_values(t.spans()) + metric_attribute_values(telemetry().reader)
+    for secret in (token, api_key, in_query):
+        assert not any(secret in v for v in values), secret
