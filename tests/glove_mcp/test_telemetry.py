@@ -10,10 +10,6 @@ a failure.
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +28,8 @@ from tests.glove_mcp.server._harness import KEY, running, serve_process, simple_
 
 try:
     from opentelemetry.instrumentation.asgi import OpenTelemetryMiddleware  # noqa: F401
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-        ExportMetricsServiceRequest,
-    )
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
-        ExportTraceServiceRequest,
-    )
+
+    from tests._otlp import metric_names, otlp_receiver, received_spans
 
     _MISSING = ""
 except ImportError as exc:  # the otel extra is not installed
@@ -92,65 +84,6 @@ async def test_turns_in_serve_are_children_of_the_http_request_that_ran_them(
     assert not any(KEY in v for v in values)
 
 
-class _Receiver(BaseHTTPRequestHandler):
-    """OTLP/HTTP: POST /v1/traces and /v1/metrics, protobuf bodies, decoded and kept."""
-
-    traces: list[Any]
-    metrics: list[Any]
-
-    def do_POST(self) -> None:
-        body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-        if self.path == "/v1/traces":
-            request: Any = ExportTraceServiceRequest()
-            request.ParseFromString(body)
-            self.traces.append(request)
-        elif self.path == "/v1/metrics":
-            request = ExportMetricsServiceRequest()
-            request.ParseFromString(body)
-            self.metrics.append(request)
-        self.send_response(200)
-        self.send_header("Content-Type", "application/x-protobuf")
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        return None
-
-
-@contextmanager
-def otlp_receiver() -> Iterator[tuple[str, type[_Receiver]]]:
-    handler = type("Handler", (_Receiver,), {"traces": [], "metrics": []})
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}", handler
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
-
-
-def _spans(requests: list[Any]) -> list[Any]:
-    return [
-        span
-        for request in requests
-        for resource in request.resource_spans
-        for scope in resource.scope_spans
-        for span in scope.spans
-    ]
-
-
-def _metric_names(requests: list[Any]) -> set[str]:
-    return {
-        metric.name
-        for request in requests
-        for resource in request.resource_metrics
-        for scope in resource.scope_metrics
-        for metric in scope.metrics
-    }
-
-
 def _attribute_text(requests: list[Any]) -> str:
     return "\n".join(str(request) for request in requests)
 
@@ -171,7 +104,7 @@ async def test_serve_exports_a_requests_spans_and_metrics_over_otlp_http(
                 assert "the answer" in reply.text
         # Stopped (SIGTERM): the command flushed what it held on its way out.
         assert served.process.returncode == 0, served.log.read_text()
-        spans = _spans(received.traces)
+        spans = received_spans(received.traces)
         names = {span.name for span in spans}
         assert {"invoke_agent", "chat scripted"} <= names, names
         turn = next(span for span in spans if span.name == "invoke_agent")
@@ -180,7 +113,7 @@ async def test_serve_exports_a_requests_spans_and_metrics_over_otlp_http(
         resource = received.traces[0].resource_spans[0].resource
         service = [a.value.string_value for a in resource.attributes if a.key == "service.name"]
         assert service == ["glove-serve-test"]
-        assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage"} <= _metric_names(
+        assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage"} <= metric_names(
             received.metrics
         )
         exported = _attribute_text(received.traces) + _attribute_text(received.metrics)
