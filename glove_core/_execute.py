@@ -86,13 +86,21 @@ async def _run_call(
     disabled: set[str] | frozenset[str],
     traced: bool,
 ) -> ToolResult:
+    tool = tools.get(call.name)
+    early = _not_run(tool, call, tools, signal, disabled)
     if traced:
         with tool_span(call) as span:
-            data, status = await _outcome(runner, tools, call, signal, disabled)
+            if early is None:
+                assert tool is not None  # _not_run answers every call to an unknown tool
+                early = await _run_known(runner, tool, call, signal)
+            data, status = early
             if span is not None:
                 record_tool(span, status, data.data)
+    elif early is None:
+        assert tool is not None
+        data = (await _run_known(runner, tool, call, signal))[0]
     else:
-        data, _ = await _outcome(runner, tools, call, signal, disabled)
+        data = early[0]
     # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
@@ -101,15 +109,15 @@ async def _run_call(
     return result
 
 
-async def _outcome(
-    runner: ToolRunner,
-    tools: Mapping[str, Tool],
+def _not_run(
+    tool: Tool | None,
     call: ToolCall,
+    tools: Mapping[str, Tool],
     signal: AbortSignal,
     disabled: set[str] | frozenset[str],
-) -> tuple[ToolResultData, str]:
-    """What the call produced, and how it ended (a ``glove_core.tracing.TOOL_STATUS``)."""
-    tool = tools.get(call.name)
+) -> tuple[ToolResultData, str] | None:
+    """The answer to a call that is not run, and why (a ``glove_core.tracing.TOOL_STATUS``);
+    None when ``tool`` runs."""
     if tool is None:
         return _error(_unknown_tool_message(call.name, list(tools))), "unknown_tool"
     if call.name in disabled:
@@ -122,7 +130,7 @@ async def _outcome(
         return ToolResultData(
             status="aborted", message="the request was aborted before this tool call started"
         ), "aborted"
-    return await _run_known(runner, tool, call, signal)
+    return None
 
 
 async def _run_known(
