@@ -10,7 +10,9 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import mcp_types as types
 import pytest
+from mcp.server.mcpserver import Context, MCPServer
 
 pytest.importorskip("opentelemetry.sdk", reason="the OpenTelemetry SDK is in the test extra")
 
@@ -274,3 +276,51 @@ async def test_no_token_key_or_url_credential_becomes_an_attribute(
     values = all_attribute_values(t.spans()) + metric_attribute_values(telemetry().reader)
     for secret in (token, api_key, in_query):
         assert not any(secret in v for v in values), secret
+
+
+def _sampling_server() -> MCPServer:
+    server = MCPServer("sampler", log_level="WARNING")
+
+    @server.tool()
+    async def summarize(text: str, ctx: Context[Any, Any]) -> str:
+        """Summarise text with the client's model."""
+        request = types.CreateMessageRequest(
+            params=types.CreateMessageRequestParams(
+                messages=[
+                    types.SamplingMessage(
+                        role="user", content=types.TextContent(text=f"Summarise: {text}")
+                    )
+                ],
+                max_tokens=100,
+            )
+        )
+        result = await ctx.session.send_request(request, types.CreateMessageResult)
+        assert isinstance(result.content, types.TextContent)
+        return result.content.text
+
+    return server
+
+
+async def test_a_sampling_request_is_answered_under_the_servers_trace_context() -> None:
+    model = ScriptedModel(["one line"])
+    async with (
+        serve(_sampling_server()) as url,
+        await connect_mcp("sampler", url, sampling_model=model, protocol="legacy") as connection,
+    ):
+        with telemetry().collect() as t:
+            result = await connection.call_tool("summarize", {"text": "the memo"})
+    assert not result.is_error
+    spans = t.spans()
+    answered = t.one("sampling/createMessage", SpanKind.SERVER)
+    assert attrs(answered)["glove.mcp.server.id"] == "sampler"
+    assert attrs(answered)["mcp.method.name"] == "sampling/createMessage"
+    client = t.one("tools/call summarize", SpanKind.CLIENT)
+    assert answered.context is not None and client.context is not None
+    assert answered.context.trace_id == client.context.trace_id
+    # Its parent is the span whose context the server's request carried in _meta: the SDK's
+    # send span on the server's side, under the server's span of the tool call.
+    parent = parent_of(answered, spans)
+    assert parent is not None, [s.name for s in spans]
+    assert parent.name == "MCP send sampling/createMessage"
+    assert _chain(parent, spans)[1:3] == ["tools/call summarize", "MCP send tools/call summarize"]
+    assert sid(client) in _ancestors(answered, spans)
