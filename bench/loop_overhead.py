@@ -38,8 +38,15 @@ of its own (this script with ``--worker``, that tree first on ``PYTHONPATH``), b
 same harness; the parent asks them for batches in turn, alternating which goes first, and
 prints today's time as a ratio of the old tree's (target ≤ 0.8x). ``--baseline none`` skips it.
 
+Tracing (issue 34): ``--tracing sdk`` configures the OpenTelemetry SDK in every worker (a
+``TracerProvider`` with a ``BatchSpanProcessor`` over an exporter that drops what it gets, and
+a ``MeterProvider`` whose reader drops too), so ``--baseline main --tracing sdk`` states what
+recording every span and metric costs against a tree that records none; ``--tracing none``
+(the default) leaves the API's no-op providers, so ``--baseline main`` states what the
+instrumentation costs when nobody traces.
+
 Run: ``python bench/loop_overhead.py [--requests 20] [--repeats 7] [--mode both] [--profile]
-[--baseline 3efbf08]``
+[--baseline 3efbf08] [--tracing none|sdk]``
 """
 
 import argparse
@@ -513,9 +520,11 @@ def extract_tree(revision: str, into: Path) -> Path:
 class TreeWorker:
     """This script in ``--worker`` mode with one tree's ``glove_core`` first on the path."""
 
-    def __init__(self, label: str, tree: Path, mode: Mode, warmup: int) -> None:
+    def __init__(
+        self, label: str, tree: Path, mode: Mode, warmup: int, tracing: str = "none"
+    ) -> None:
         self.label = label
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        env = {**os.environ, "PYTHONPATH": str(tree), _TRACING_ENV: tracing}
         self.process = subprocess.Popen(
             [sys.executable, __file__, "--worker", mode, "--warmup", str(warmup)],
             stdin=subprocess.PIPE,
@@ -549,9 +558,57 @@ class TreeWorker:
         self.process.wait(timeout=30)
 
 
+_TRACING_ENV = "GLOVE_BENCH_TRACING"
+
+
+def configure_dropping_sdk() -> None:
+    """The OpenTelemetry SDK with exporters that drop everything: what recording costs."""
+    from collections.abc import Sequence as Seq
+
+    from opentelemetry import metrics, trace
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import (
+        MetricExporter,
+        MetricExportResult,
+        MetricsData,
+        PeriodicExportingMetricReader,
+    )
+    from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+    from opentelemetry.sdk.trace.export import (
+        BatchSpanProcessor,
+        SpanExporter,
+        SpanExportResult,
+    )
+
+    class DropSpans(SpanExporter):
+        def export(self, spans: Seq[ReadableSpan]) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    class DropMetrics(MetricExporter):
+        def export(
+            self, metrics_data: MetricsData, timeout_millis: float = 10_000, **kwargs: Any
+        ) -> MetricExportResult:
+            return MetricExportResult.SUCCESS
+
+        def force_flush(self, timeout_millis: float = 10_000) -> bool:
+            return True
+
+        def shutdown(self, timeout_millis: float = 30_000, **kwargs: Any) -> None:
+            return None
+
+    provider = TracerProvider()
+    provider.add_span_processor(BatchSpanProcessor(DropSpans()))
+    trace.set_tracer_provider(provider)
+    reader = PeriodicExportingMetricReader(DropMetrics(), export_interval_millis=1000)
+    metrics.set_meter_provider(MeterProvider(metric_readers=[reader]))
+
+
 async def worker(mode: Mode, warmup: int) -> int:
     """Serve batches on stdin ("N" requests a line), one JSON answer a line on stdout."""
     import glove_core
+
+    if os.environ.get(_TRACING_ENV) == "sdk":
+        configure_dropping_sdk()
 
     side = GloveSide(make_tool_functions(), make_history(), mode)
     if warmup:
@@ -565,7 +622,12 @@ async def worker(mode: Mode, warmup: int) -> int:
 
 
 def compare_trees(
-    revision: str, modes: list[Mode], requests: int, repeats: int, warmup: int
+    revision: str,
+    modes: list[Mode],
+    requests: int,
+    repeats: int,
+    warmup: int,
+    tracing: str = "none",
 ) -> dict[Mode, tuple[Figures, Figures]]:
     """Today's tree against ``revision``'s, batch for batch in turn, per mode."""
     out: dict[Mode, tuple[Figures, Figures]] = {}
@@ -573,8 +635,8 @@ def compare_trees(
         old_tree = extract_tree(revision, Path(tmp))
         for mode in modes:
             workers = [
-                TreeWorker("today", ROOT, mode, warmup),
-                TreeWorker(revision, old_tree, mode, warmup),
+                TreeWorker("today", ROOT, mode, warmup, tracing),
+                TreeWorker(revision, old_tree, mode, warmup, tracing),
             ]
             try:
                 if workers[0].origin == workers[1].origin:
@@ -700,7 +762,11 @@ async def run(args: argparse.Namespace) -> int:
 
     if args.baseline != "none":
         print()
-        trees = compare_trees(args.baseline, modes, args.requests, args.repeats, args.warmup)
+        if args.tracing == "sdk":
+            print("both trees with the OpenTelemetry SDK configured (exporters that drop)")
+        trees = compare_trees(
+            args.baseline, modes, args.requests, args.repeats, args.warmup, args.tracing
+        )
         print_trees(args.baseline, trees)
 
     if args.profile:
@@ -743,6 +809,12 @@ def main(argv: list[str] | None = None) -> int:
         "--baseline",
         default=BASELINE,
         help=f"git revision whose glove_core runs side by side (default {BASELINE}; none: skip)",
+    )
+    parser.add_argument(
+        "--tracing",
+        choices=["none", "sdk"],
+        default="none",
+        help="sdk: the OpenTelemetry SDK with dropping exporters in the --baseline workers",
     )
     parser.add_argument("--worker", choices=["sequential", "parallel"], help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -22,6 +22,7 @@ from glove_core.result_limits import ResultLimits, bound_result
 from glove_core.stores.base import PermissionStore, StoreAdapter, has_capability
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
+from glove_core.tracing import in_recording_span, record_tool, tool_span
 from glove_core.types import ToolCall, ToolResult, ToolResultData
 
 __all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result"]
@@ -55,13 +56,17 @@ async def execute_tool_calls(
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
     in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
+    # Asked once per reply, not per call: a turn's spans record, or none does.
+    traced = in_recording_span()
     if len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
     ):
         return list(
-            await asyncio.gather(*(_run_call(runner, tools, c, signal, disabled) for c in calls))
+            await asyncio.gather(
+                *(_run_call(runner, tools, c, signal, disabled, traced) for c in calls)
+            )
         )
-    return [await _run_call(runner, tools, call, signal, disabled) for call in calls]
+    return [await _run_call(runner, tools, call, signal, disabled, traced) for call in calls]
 
 
 def interrupted_result(call: ToolCall, reason: str) -> ToolResult:
@@ -79,21 +84,23 @@ async def _run_call(
     call: ToolCall,
     signal: AbortSignal,
     disabled: set[str] | frozenset[str],
+    traced: bool,
 ) -> ToolResult:
     tool = tools.get(call.name)
-    if tool is None:
-        data = _error(_unknown_tool_message(call.name, list(tools)))
-    elif call.name in disabled:
-        data = _error(
-            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
-            "run. Carry on without it, or ask the user whether it should be switched back on."
-        )
-    elif signal.aborted:
-        data = ToolResultData(
-            status="aborted", message="the request was aborted before this tool call started"
-        )
+    early = _not_run(tool, call, tools, signal, disabled)
+    if traced:
+        with tool_span(call) as span:
+            if early is None:
+                assert tool is not None  # _not_run answers every call to an unknown tool
+                early = await _run_known(runner, tool, call, signal)
+            data, status = early
+            if span is not None:
+                record_tool(span, status, data.data)
+    elif early is None:
+        assert tool is not None
+        data = (await _run_known(runner, tool, call, signal))[0]
     else:
-        data = await _run_known(runner, tool, call, signal)
+        data = early[0]
     # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
@@ -102,13 +109,38 @@ async def _run_call(
     return result
 
 
+def _not_run(
+    tool: Tool | None,
+    call: ToolCall,
+    tools: Mapping[str, Tool],
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str],
+) -> tuple[ToolResultData, str] | None:
+    """The answer to a call that is not run, and why (a ``glove_core.tracing.TOOL_STATUS``);
+    None when ``tool`` runs."""
+    if tool is None:
+        return _error(_unknown_tool_message(call.name, list(tools))), "unknown_tool"
+    if call.name in disabled:
+        message = (
+            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
+            "run. Carry on without it, or ask the user whether it should be switched back on."
+        )
+        return _error(message), "switched_off"
+    if signal.aborted:
+        return ToolResultData(
+            status="aborted", message="the request was aborted before this tool call started"
+        ), "aborted"
+    return None
+
+
 async def _run_known(
     runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
-) -> ToolResultData:
+) -> tuple[ToolResultData, str]:
+    """The call's result, and how it ended."""
     try:
         parsed = tool.parse_input(call.input)
     except ToolInputError as exc:
-        return _error(str(exc))
+        return _error(str(exc)), "error"
     ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
     if tool.requires_permission:
         try:
@@ -116,12 +148,12 @@ async def _run_known(
         except AbortError:
             return ToolResultData(
                 status="aborted", message="aborted while waiting for the user's permission"
-            )
+            ), "aborted"
         if not granted:
             return _error(
                 f"the user denied permission to run {tool.name!r} with this input. Do not retry "
                 "the same call; ask the user how to proceed."
-            )
+            ), "refused"
     attempts = 0
     while True:
         attempts += 1
@@ -130,10 +162,11 @@ async def _run_known(
                 value = await _invoke(tool, parsed, ctx)
             else:
                 value = await signal.race(_invoke(tool, parsed, ctx))
-            return wrap_result(value)
+            data = wrap_result(value)
+            return data, data.status
         except AbortError as exc:
             reason = "the request was aborted while the tool ran" if signal.aborted else str(exc)
-            return ToolResultData(status="aborted", message=reason)
+            return ToolResultData(status="aborted", message=reason), "aborted"
         except Exception as exc:
             if attempts > runner.max_retries:
                 logger.warning(
@@ -142,7 +175,7 @@ async def _run_known(
                 return _error(
                     f"tool {tool.name!r} failed after {attempts} attempt(s): "
                     f"{type(exc).__name__}: {exc}"
-                )
+                ), "error"
             logger.debug(
                 "tool %r raised on attempt %d; retrying", tool.name, attempts, exc_info=True
             )

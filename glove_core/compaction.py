@@ -36,6 +36,7 @@ from glove_core.subscribers import (
     SubscriberEvent,
 )
 from glove_core.tools import Tool
+from glove_core.tracing import internal_span
 from glove_core.types import DocumentPart, ImagePart, Message, TextPart, ToolCall, Usage
 
 __all__ = [
@@ -265,6 +266,21 @@ async def compact(
             "cannot compact this history: it holds nothing since the last summary, or it ends "
             "with tool calls that have no results yet (compact before the next model call)"
         )
+    with internal_span(
+        "compaction",
+        {"gen_ai.conversation.id": glove.store.identifier, "glove.messages": len(history)},
+    ):
+        return await _compact(glove, config, history, signal, estimated_tokens, save)
+
+
+async def _compact(
+    glove: CompactionHost,
+    config: CompactionConfig,
+    history: Sequence[Message],
+    signal: AbortSignal | None,
+    estimated_tokens: int,
+    save: SaveMessages | None,
+) -> list[Message]:
     previous, rest = _split(history)
     await glove.publish(CompactionStart(estimated_tokens))
     store = glove.store

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from glove_core._execute import ToolRunner
 from glove_core._tool_sources import FoldedTools, ToolSources
@@ -56,6 +56,7 @@ from glove_core.stores.memory import MemoryStore
 from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRegistry
 from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
 from glove_core.tools import Tool, ToolSource
+from glove_core.tracing import agent_span, record_turn
 from glove_core.types import ContentPart, Message, new_id
 
 __all__ = ["Glove", "TurnPreparer"]
@@ -309,6 +310,16 @@ class Glove(AsyncResource):
         self, signal: AbortSignal, message: Message | None
     ) -> RequestResult | None:
         """Run one turn: the user's ``message``, or (None) a wake-up with the queued events."""
+        kind: Literal["request", "wake"] = "wake" if message is None else "request"
+        text = None if message is None else message.text
+        with agent_span(self._store.identifier, kind, text) as span:
+            result = await self._run_turn(signal, message)
+            if span is not None and result is not None:
+                replies = sum(1 for m in result.messages if m.sender == "agent")
+                record_turn(span, result.text, result.usage, replies)
+            return result
+
+    async def _run_turn(self, signal: AbortSignal, message: Message | None) -> RequestResult | None:
         async with self._turns.turn(self, signal, after=self._events.after_turn):
             parts = self._loop_parts()
             if message is not None:

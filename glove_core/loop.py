@@ -39,7 +39,7 @@ from glove_core.context_items import ContextItemQueue, disabled_tools
 from glove_core.errors import ContextWindowExceededError
 from glove_core.event_queue import OutsideEvent
 from glove_core.events import EventHub, batch_already_saved
-from glove_core.models.base import ModelAdapter, ModelRequest, RenderFreeMessages
+from glove_core.models.base import ModelAdapter, ModelRequest, ModelResponse, RenderFreeMessages
 from glove_core.result import RequestResult, StopReason
 from glove_core.result_summaries import (
     ResultSummaries,
@@ -62,6 +62,7 @@ from glove_core.subscribers import (
     TokenConsumption,
 )
 from glove_core.tools import Tool
+from glove_core.tracing import chat_span, in_recording_span, record_chat
 from glove_core.types import ContentPart, InboxItem, Message, TextPart, ToolResult, Usage
 
 __all__ = [
@@ -274,8 +275,10 @@ async def run_request(
     else:
         await run.save([request])
 
-    # Asked once per request: a runtime-checkable protocol check is not free.
+    # Asked once per request: a runtime-checkable protocol check is not free; nor is asking
+    # whether this turn records spans (it does when its ``invoke_agent`` span does).
     replies = store if has_capability(store, ReplyStore) else None
+    traced = in_recording_span()
     text = ""
     turns = 0
     overflow_compacted = False
@@ -305,7 +308,10 @@ async def run_request(
         run.sent_count = len(run.history)
         model_request = await _build_model_request(run)
         try:
-            response = await signal.race(parts.model.prompt(model_request, run.notify, signal))
+            if traced:
+                response = await _traced_model_call(run, model_request)
+            else:
+                response = await signal.race(parts.model.prompt(model_request, run.notify, signal))
         except ContextWindowExceededError:
             if overflow_compacted or not await _compact_after_overflow(run):
                 raise
@@ -336,6 +342,16 @@ async def run_request(
         if pending:
             await run.save_events(pending, "tool_step")
         signal.throw_if_aborted()
+
+
+async def _traced_model_call(run: _Run, request: ModelRequest) -> ModelResponse:
+    """The model call under its ``chat {model}`` span."""
+    model, signal = run.parts.model, run.signal
+    with chat_span(model, run.parts.store) as chat:
+        response = await signal.race(model.prompt(request, run.notify, signal))
+        if chat is not None:
+            record_chat(chat, response.usage, response.stop_reason)
+        return response
 
 
 async def _compact_after_overflow(run: _Run) -> bool:

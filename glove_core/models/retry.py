@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from opentelemetry import trace
+
 from glove_core.errors import (
     ContextWindowExceededError,
     ModelAPIError,
@@ -21,6 +23,7 @@ from glove_core.errors import (
     ModelRateLimitError,
     ModelServerError,
 )
+from glove_core.tracing import error_type
 
 __all__ = [
     "RETRYABLE_STATUS",
@@ -204,4 +207,13 @@ async def with_retries(
             if delay is None:
                 raise failure.error from failure.__cause__
             logger.info("%s failed (%s); retry %d in %.2fs", name, failure.error, number, delay)
+            # On the model call's span (``chat {model}``), when one is recording.
+            trace.get_current_span().add_event(
+                "gen_ai.retry",
+                {
+                    "glove.retry.attempt": number,
+                    "glove.retry.delay_s": delay,
+                    "error.type": error_type(failure.error),
+                },
+            )
         await policy.sleep(delay)

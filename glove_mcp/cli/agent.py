@@ -62,6 +62,7 @@ from glove_mcp.mount.activation_sync import follow_activations
 from glove_mcp.oauth import BoundLogin, OAuthStore, UrlPolicy
 from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.server.session_storage import SessionStore
+from glove_mcp.telemetry import configure_from_env, instrument_asgi
 
 __all__ = ["chat", "demo", "serve"]
 
@@ -135,7 +136,10 @@ async def chat(
         raise CliError("--new starts a conversation with the id of --session ID: add it", 2)
     progress = Progress(sys.stderr)
     model = _model(args, progress)
+    telemetry = configure_from_env()
     async with AsyncExitStack() as stack:
+        if telemetry is not None:  # the last spans and metrics exported, after everything
+            stack.push_async_callback(asyncio.to_thread, telemetry.shutdown)
         if isinstance(model, AsyncResource):  # its HTTP client, closed last
             stack.push_async_callback(model.aclose)
         stack.callback(progress.close)
@@ -346,6 +350,7 @@ async def serve(args: argparse.Namespace) -> int:
 
     api_key, authenticator = serve_authenticator(args)
     check_database_flags(args)
+    telemetry = configure_from_env()
     try:
         public_url = check_public_url(args.public_url)
     except ValueError as exc:
@@ -450,7 +455,9 @@ async def serve(args: argparse.Namespace) -> int:
         f"tokens in {where}){page}",
         flush=True,
     )
-    config = uvicorn_config(server.app, limits, log_level="warning")
+    # With the otel extra configured, each HTTP request is a span: the turn it runs its child.
+    app = server.app if telemetry is None else instrument_asgi(server.app)
+    config = uvicorn_config(app, limits, log_level="warning")
     loop = asyncio.get_running_loop()
 
     class Stopping(uvicorn.Server):
@@ -489,6 +496,8 @@ async def serve(args: argparse.Namespace) -> int:
         closable: object = shared_model  # its HTTP client, after every session
         if isinstance(closable, AsyncResource):
             await closable.aclose()
+        if telemetry is not None:
+            await asyncio.to_thread(telemetry.shutdown)
     if uvicorn_server.stopped_by == signal.SIGINT:
         print("glove-mcp serve: stopped (Ctrl-C)", file=sys.stderr)
         return 130

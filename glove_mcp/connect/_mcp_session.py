@@ -33,6 +33,7 @@ from pydantic import ValidationError
 
 from glove_mcp.connect._http_answer import HttpAnswer, answer_of, says_session_lost
 from glove_mcp.connect._stderr import StderrCapture
+from glove_mcp.connect._tracing import detach_ambient
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
 from glove_mcp.errors import GloveMcpError
@@ -89,6 +90,8 @@ class Session:
         self.client_info = client_info
         self.session: ClientSession | None = None
         """The SDK session, once it is open."""
+        self.session_id: str | None = None
+        """The ``Mcp-Session-Id`` the server gave (handshake protocol over HTTP), or None."""
         self.session_in_handshake: ClientSession | None = None
         """The SDK session from the moment it exists, before the handshake ends."""
         self.ready: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -154,6 +157,9 @@ class Session:
 
     def _note(self, response: httpx2.Response) -> None:
         status = self.last_status = response.status_code
+        sid = response.headers.get("mcp-session-id")
+        if sid:
+            self.session_id = sid
         if status >= 400:
             try:
                 body = response.content
@@ -251,6 +257,9 @@ class Session:
                 self.protocol = "legacy"
             self.session = session
             self.ready.set_result(None)
+            # The handshake ran under the caller's span; what this task does from now on
+            # (listening, answering the server) belongs to no request of it.
+            detach_ambient()
             try:
                 if self._listens(session):
                     async with anyio.create_task_group() as group:

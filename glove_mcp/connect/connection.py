@@ -85,6 +85,13 @@ from glove_mcp.connect._failures import (
     with_refusal,
 )
 from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_on_session
+from glove_mcp.connect._tracing import (
+    MCP_PROTOCOL_VERSION,
+    MCP_SESSION_ID,
+    McpRequestSpan,
+    peer_attributes,
+    request_span,
+)
 from glove_mcp.connect.elicitation import OnElicitation
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
 from glove_mcp.connect.mcp_server_requests import (
@@ -237,6 +244,7 @@ class McpServerConnection(AsyncResource):
         """How many times a new session replaced a broken or expired one."""
         self._sessions_opened = 0
         self._background: set[asyncio.Task[Any]] = set()
+        self._peer = peer_attributes(namespace, url)
 
     @property
     def pool(self) -> McpClientPool:
@@ -306,38 +314,47 @@ class McpServerConnection(AsyncResource):
             if current is not None:
                 self._session = None
                 await current.shutdown(self.close_timeout)
-            if self._sessions_opened:
-                self.reconnects += 1
-            self._sessions_opened += 1
-            fresh = Session(
-                self.namespace,
-                self.url,
-                pool=self._pool,
-                auth=self._auth,
-                timeout=self._timeout,
-                client_info=self._client_info,
-                command=self.command,
-                env=self._env,
-                protocol=self.protocol,
-                requests=self.requests,
-                max_message_bytes=self.max_message_bytes,
-            )
-            self._session = fresh
-            try:
-                await asyncio.wait_for(asyncio.shield(fresh.ready), self.connect_timeout)
-            except BaseException as exc:
-                self._session = None
-                # No graceful close: a session that never opened has nothing to tell a
-                # server that is down or stalled, and waiting for it would only delay the error.
-                await fresh.shutdown(0)
-                if isinstance(exc, asyncio.CancelledError):
-                    raise
-                raise open_failure(
-                    exc, fresh, auth=self._auth, what="connect", timeout=self.connect_timeout
-                ) from exc
-            # Remembered: a server that rejected server/discover once is not probed again.
-            self.protocol = fresh.protocol
-            return fresh
+            with request_span("initialize", None, self._peer) as span:
+                return await self._open(span)
+
+    async def _open(self, span: McpRequestSpan) -> Session:
+        """A new session, its handshake under ``span`` (``server/discover`` on the stateless
+        protocol, ``initialize`` otherwise)."""
+        if self._sessions_opened:
+            self.reconnects += 1
+        self._sessions_opened += 1
+        fresh = Session(
+            self.namespace,
+            self.url,
+            pool=self._pool,
+            auth=self._auth,
+            timeout=self._timeout,
+            client_info=self._client_info,
+            command=self.command,
+            env=self._env,
+            protocol=self.protocol,
+            requests=self.requests,
+            max_message_bytes=self.max_message_bytes,
+        )
+        self._session = fresh
+        try:
+            await asyncio.wait_for(asyncio.shield(fresh.ready), self.connect_timeout)
+        except BaseException as exc:
+            self._session = None
+            # No graceful close: a session that never opened has nothing to tell a
+            # server that is down or stalled, and waiting for it would only delay the error.
+            await fresh.shutdown(0)
+            if isinstance(exc, asyncio.CancelledError):
+                raise
+            raise open_failure(
+                exc, fresh, auth=self._auth, what="connect", timeout=self.connect_timeout
+            ) from exc
+        # Remembered: a server that rejected server/discover once is not probed again.
+        self.protocol = fresh.protocol
+        if fresh.protocol != "legacy":
+            span.rename("server/discover")
+        _describe(span, fresh)
+        return fresh
 
     async def _drop(self, session: Session) -> None:
         """Forget a broken session. No graceful close: telling a server that is down, stalled
@@ -379,11 +396,32 @@ class McpServerConnection(AsyncResource):
         what: str,
         op: Callable[[ClientSession], Coroutine[Any, Any, _T]],
         *,
+        method: str,
+        target: str | None = None,
         bounded: bool = True,
+        judge: Callable[[_T], str | None] | None = None,
+    ) -> _T:
+        """Run ``op`` (the request ``method`` on ``target``) under its span; ``judge`` names
+        the ``error.type`` of a result that reports a failure (a tool's ``isError``)."""
+        extra = None if bounded else {"glove.mcp.task": True}
+        with request_span(method, target, self._peer, extra) as span:
+            result = await self._attempts(what, op, bounded, span)
+            failed = judge(result) if judge is not None else None
+            if failed is not None:
+                span.fail(failed)
+            return result
+
+    async def _attempts(
+        self,
+        what: str,
+        op: Callable[[ClientSession], Coroutine[Any, Any, _T]],
+        bounded: bool,
+        span: McpRequestSpan,
     ) -> _T:
         for attempt in (1, 2):
             session = await self._ensure()
             assert session.session is not None
+            _describe(span, session)
             before = Answers.of(session)
             try:
                 limit = self.call_timeout if bounded else None
@@ -545,7 +583,11 @@ class McpServerConnection(AsyncResource):
         async def call(s: ClientSession) -> types.CallToolResult:
             return await plain_call(s, name, args, gate)
 
-        return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
+        return call_result_from_sdk(
+            await self._request(
+                f"tools/call {name!r}", call, method="tools/call", target=name, judge=_tool_error
+            )
+        )
 
     async def _call_as_task(
         self, name: str, args: dict[str, Any] | None, gate: ProgressGate
@@ -556,7 +598,14 @@ class McpServerConnection(AsyncResource):
             return await task_call(s, name, args, gate, self.call_timeout)
 
         return call_result_from_sdk(
-            await self._request(f"tools/call {name!r} (task)", call, bounded=False)
+            await self._request(
+                f"tools/call {name!r} (task)",
+                call,
+                method="tools/call",
+                target=name,
+                bounded=False,
+                judge=_tool_error,
+            )
         )
 
     # -- resources and prompts ---
@@ -610,7 +659,7 @@ class McpServerConnection(AsyncResource):
                     _require(s, self.namespace, capability)
                 return await fetch(s, p)
 
-            result = await self._request(what, page)
+            result = await self._request(what, page, method=what)
             pages.append(result)
             wanted = more(result) if more is not None else True
             cursor = result.next_cursor
@@ -662,7 +711,9 @@ class McpServerConnection(AsyncResource):
             _require(s, self.namespace, "resources")
             return await s.read_resource(uri)
 
-        return read_result_from_sdk(await self._request(f"resources/read {uri!r}", op))
+        return read_result_from_sdk(
+            await self._request(f"resources/read {uri!r}", op, method="resources/read")
+        )
 
     async def _list_prompts(self) -> list[McpPrompt]:
         """``prompts/list``, every page."""
@@ -693,7 +744,9 @@ class McpServerConnection(AsyncResource):
 
         what = f"prompts/get {name!r}"
         try:
-            return prompt_result_from_sdk(await self._request(what, op))
+            return prompt_result_from_sdk(
+                await self._request(what, op, method="prompts/get", target=name)
+            )
         except McpProtocolError as exc:
             # Servers word these refusals poorly (the SDK's own server answers a missing argument
             # with "Internal server error" on the stateless protocol), so look at the listing and
@@ -728,6 +781,18 @@ class McpServerConnection(AsyncResource):
     def __repr__(self) -> str:
         where = self.url or f"stdio:{self.command[0] if self.command else '?'}"
         return f"<McpServerConnection {self.namespace!r} {where} {self.state.value}>"
+
+
+def _describe(span: McpRequestSpan, session: Session) -> None:
+    """What the span learns from the session it ran on: protocol version, session id."""
+    live = session.session
+    if live is not None:
+        span.set(MCP_PROTOCOL_VERSION, live.protocol_version)
+    span.set(MCP_SESSION_ID, session.session_id)
+
+
+def _tool_error(result: types.CallToolResult) -> str | None:
+    return "tool_error" if result.is_error else None
 
 
 async def connect_mcp(

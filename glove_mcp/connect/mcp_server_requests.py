@@ -31,6 +31,7 @@ from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.shared.exceptions import MCPError
 
 from glove_core.models import ModelAdapter
+from glove_mcp.connect._tracing import server_request_span
 from glove_mcp.connect.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.connect.sampling import SAMPLING_CAPABILITY, SamplingAnswer, answer_sampling
 from glove_mcp.subscribers import McpLog
@@ -227,7 +228,8 @@ class ServerRequests:
             async def sampling(
                 ctx: ClientRequestContext, params: types.CreateMessageRequestParams
             ) -> SamplingAnswer:
-                return await sampler(params)
+                with server_request_span("sampling/createMessage", server, params.meta):
+                    return await sampler(params)
 
             kwargs["sampling_callback"] = sampling
             kwargs["sampling_capabilities"] = SAMPLING_CAPABILITY
@@ -237,7 +239,8 @@ class ServerRequests:
             async def elicitation(
                 ctx: ClientRequestContext, params: types.ElicitRequestParams
             ) -> types.ElicitResult | types.ErrorData:
-                return await elicitor(params)
+                with server_request_span("elicitation/create", server, params.meta):
+                    return await elicitor(params)
 
             kwargs["elicitation_callback"] = elicitation
         if self.roots is not None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from glove_core import Glove, ModelAdapter, Tool, ToolContext, ToolResultData
 from glove_core.stores.memory import PlainMemoryStore
 from glove_core.subagents import run_subagent
+from glove_core.tracing import internal_span
 from glove_mcp.adapter import LearnedToolsStore, McpAdapter
 from glove_mcp.discovery.index import CatalogueIndex, CatalogueItem
 from glove_mcp.discovery.prompts import (
@@ -342,6 +343,19 @@ class _Discovery:
         )
 
     async def find_capability(self, input: FindCapabilityInput, ctx: ToolContext) -> ToolResultData:
+        # The subagent's own invoke_agent span, and the activations it makes, are children.
+        attributes = {"glove.discovery.policy": self.mount.ambiguity_policy}
+        with internal_span(FIND_CAPABILITY, attributes) as span:
+            result = await self._find_capability(input, ctx)
+            if span is not None and isinstance(result.render_data, dict):
+                span.set_attribute(
+                    "glove.discovery.activated", tuple(result.render_data.get("activated", ()))
+                )
+            return result
+
+    async def _find_capability(
+        self, input: FindCapabilityInput, ctx: ToolContext
+    ) -> ToolResultData:
         mount = self.mount
         main = mount.glove
         policy = mount.ambiguity_policy

@@ -21,6 +21,7 @@ from mcp_types import LoggingLevel
 from glove_core import Glove, ModelAdapter, Tool
 from glove_core.errors import ToolNameConflictError
 from glove_core.resources import AsyncResource
+from glove_core.tracing import internal_span
 from glove_mcp import types as own
 from glove_mcp.adapter import McpAdapter
 from glove_mcp.auth import adapter_auth
@@ -339,6 +340,11 @@ class McpMount(AsyncResource):
         entry = self.entries.get(id)
         if entry is None:
             raise McpUnknownServerError(id, list(self.entries))
+        # Its connect and tools/list spans are children of this one.
+        with internal_span(f"activate {id}", {"glove.mcp.server.id": id}):
+            return await self._activate(id, entry)
+
+    async def _activate(self, id: str, entry: McpCatalogueEntry) -> list[str]:
         async with self._lock(id):
             if id in self._loaded:
                 return list(self._loaded[id].tools)

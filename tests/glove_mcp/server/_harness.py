@@ -80,18 +80,20 @@ class _Uvicorn(uvicorn.Server):
 
 @asynccontextmanager
 async def running(
-    server: HeadlessServer, limits: HttpLimits | None = None
+    server: HeadlessServer,
+    limits: HttpLimits | None = None,
+    wrap: Callable[[Any], Any] | None = None,
 ) -> AsyncIterator[httpx2.AsyncClient]:
     """Serve ``server.app`` on loopback as ``glove-mcp serve`` does (``uvicorn_config``), in
-    this process; yield a client with the right key; shut the server down after."""
+    this process; yield a client with the right key; shut the server down after. ``wrap``
+    wraps the app first (as ``serve`` does with the otel extra: ``instrument_asgi``)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)
     port = sock.getsockname()[1]
-    config = uvicorn_config(
-        server.app, limits, log_level="warning", lifespan="on", access_log=False
-    )
+    app = server.app if wrap is None else wrap(server.app)
+    config = uvicorn_config(app, limits, log_level="warning", lifespan="on", access_log=False)
     runner = _Uvicorn(config)
     task = asyncio.create_task(runner.serve(sockets=[sock]))
     ready = asyncio.create_task(runner.ready.wait())
