@@ -34,6 +34,7 @@ __all__ = [
     "NAME",
     "add_parser",
     "add_server",
+    "import_servers",
     "list_servers",
     "remove_server",
     "servers_test",
@@ -59,7 +60,8 @@ def add_parser(commands: Any) -> None:
         "      npx -y @modelcontextprotocol/server-filesystem /tmp\n"
         "  glove-mcp servers set-url docs https://docs.example.com/v2/mcp\n"
         "  glove-mcp servers test docs\n"
-        "  glove-mcp servers remove docs\n",
+        "  glove-mcp servers remove docs\n"
+        "  glove-mcp servers import registry-page.json --output registry.toml\n",
     )
     actions = servers.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = subcommand(
@@ -93,6 +95,37 @@ def add_parser(commands: Any) -> None:
         "--tag", action="append", default=[], metavar="TAG", help="a keyword (repeatable)"
     )
     adding.set_defaults(handler=add_server, light=True, command_line=None, takes_command_line=True)
+
+    importing = subcommand(
+        actions,
+        "import",
+        "add servers from MCP registry server.json files",
+        "Read the official MCP registry's server.json documents, or registry API pages "
+        '({"servers": [...]}) saved to files, and write one catalogue server per registry '
+        "server: a Streamable HTTP remote as its URL, else an npm, PyPI, OCI or NuGet package "
+        "as the command that starts it (npx, uvx, docker, dnx). Headers, environment variables "
+        "and argument values the server needs are written as comments and placeholders, never "
+        "invented. A folder is read for every .json file under it. A document that cannot be "
+        "imported gets one line on stderr naming the file and the field; the others are "
+        "imported. Exit status 0 when at least one server was imported, 1 when none was.",
+        "  glove-mcp servers import server.json\n"
+        "  glove-mcp servers import registry/ --output registry.toml\n"
+        "  glove-mcp servers import page-1.json page-2.json --catalogue team.toml\n",
+        usage="glove-mcp servers import PATH [PATH ...] [--output FILE [--replace]]",
+    )
+    importing.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a server.json, an API page, or a folder"
+    )
+    importing.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write a new catalogue file with the imported servers only (default: add them "
+        "to the --catalogue file)",
+    )
+    importing.add_argument(
+        "--replace", action="store_true", help="with --output: replace FILE if it exists"
+    )
+    importing.set_defaults(handler=import_servers, light=True)
 
     setting = subcommand(
         actions,
@@ -320,6 +353,58 @@ def add_server(args: argparse.Namespace) -> int:
     if created and args.catalogue is None:
         print(f"created {file} from the built-in servers; glove-mcp reads it from now on")
     print(f"{args.id}: added to {file}")
+    return 0
+
+
+def import_servers(args: argparse.Namespace) -> int:
+    """Add servers from registry ``server.json`` files to a catalogue (or a new one)."""
+    import sys
+    from pathlib import Path
+
+    import tomlkit
+
+    from glove_mcp.cli.errors import CliError
+    from glove_mcp.registry_import import catalogue_toml, read_registry
+
+    output = Path(args.output).expanduser() if args.output else None
+    if args.replace and output is None:
+        raise CliError("servers import: --replace goes with --output FILE", 2)
+    if output is not None and output.exists() and not args.replace:
+        raise CliError(
+            f"servers import: {str(output)!r} exists; pass --replace to replace it, or leave "
+            "out --output to add the servers to the --catalogue file",
+            2,
+        )
+    document: Any = None
+    taken: list[str] = []
+    file = output
+    if output is None:
+        file = _target_file(args)
+        document = _read(file, create=True)
+        taken = [str(table.get("id")) for table in document.get("servers")]
+    imported = read_registry(args.paths, taken=taken)
+    for problem in imported.problems:
+        print(f"servers import: skipped {problem}", file=sys.stderr)
+    assert file is not None
+    if not imported.entries:
+        print(f"servers import: no server imported; {str(file)!r} was not changed", file=sys.stderr)
+        return 1
+    text = catalogue_toml(
+        imported.entries,
+        header="Imported from the MCP registry by `glove-mcp servers import`.",
+    )
+    if document is None:
+        document = tomlkit.parse(text)
+    else:
+        for table in tomlkit.parse(text)["servers"]:
+            document["servers"].append(table)
+    _write(file, document)
+    count = len(imported.entries)
+    skipped = len(imported.problems)
+    print(
+        f"{count} server{'s' if count != 1 else ''} imported into {file}"
+        + (f"; {skipped} skipped (see above)" if skipped else "")
+    )
     return 0
 
 
