@@ -35,6 +35,7 @@ __all__ = [
     "add_parser",
     "add_server",
     "import_servers",
+    "index_servers",
     "list_servers",
     "remove_server",
     "servers_test",
@@ -61,7 +62,8 @@ def add_parser(commands: Any) -> None:
         "  glove-mcp servers set-url docs https://docs.example.com/v2/mcp\n"
         "  glove-mcp servers test docs\n"
         "  glove-mcp servers remove docs\n"
-        "  glove-mcp servers import registry-page.json --output registry.toml\n",
+        "  glove-mcp servers import registry-page.json --output registry.toml\n"
+        "  glove-mcp servers index\n",
     )
     actions = servers.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = subcommand(
@@ -126,6 +128,38 @@ def add_parser(commands: Any) -> None:
         "--replace", action="store_true", help="with --output: replace FILE if it exists"
     )
     importing.set_defaults(handler=import_servers, light=True)
+
+    indexing = subcommand(
+        actions,
+        "index",
+        "list every server's tools ahead, for discovery",
+        "Connect to every catalogue server that can be reached — open servers, servers you "
+        "logged in to (each login is sent only to the URL it was issued for), stdio servers "
+        "(started, then stopped) — and keep their tools in the --db file, where chat and "
+        "serve's discovery read them: a server is then found by what its tools do before "
+        "its first use. A server that fails is skipped with one line. Exit status 0 when at "
+        "least one server was listed, 1 when none was.",
+        "  glove-mcp servers index\n"
+        "  glove-mcp servers index notion files --timeout 30\n"
+        "  glove-mcp servers index --db server.db\n",
+    )
+    indexing.add_argument("ids", nargs="*", metavar="ID", help="only these servers")
+    indexing.add_argument(
+        "--db",
+        metavar="FILE",
+        help="the SQLite file chat or serve uses (default: chat's, in the data dir)",
+    )
+    indexing.add_argument(
+        "--timeout",
+        type=at_least(0, float, strict=True),
+        default=15.0,
+        metavar="SECONDS",
+        help="how long to wait for each server (default 15)",
+    )
+    catalogue_and_store(indexing)
+    token_database(indexing)
+    json_output(indexing)
+    indexing.set_defaults(handler=index_servers)
 
     setting = subcommand(
         actions,
@@ -406,6 +440,74 @@ def import_servers(args: argparse.Namespace) -> int:
         + (f"; {skipped} skipped (see above)" if skipped else "")
     )
     return 0
+
+
+def index_servers(args: argparse.Namespace) -> Coroutine[Any, Any, int]:
+    """List every reachable server's tools into the learned-tools store."""
+    return _index_servers(args)
+
+
+async def _index_servers(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from glove_mcp.adapter import SqliteMcpAdapter
+    from glove_mcp.cli.config import database_file, load_catalogue
+    from glove_mcp.cli.errors import CliError, command_hint
+    from glove_mcp.cli.tokens import check_token_flags, command_token_store
+    from glove_mcp.discovery.tool_index import IndexedServer, index_tools
+
+    check_token_flags(args)
+    entries = load_catalogue(args.catalogue)
+    if args.ids:
+        known = {entry.id for entry in entries}
+        unknown = [i for i in args.ids if i not in known]
+        if unknown:
+            from glove_mcp.cli.parser import did_you_mean
+
+            raise CliError(
+                f"servers index: no server {unknown[0]!r} in the catalogue"
+                f"{did_you_mean(unknown[0], sorted(known))}",
+                2,
+            )
+        entries = [entry for entry in entries if entry.id in args.ids]
+
+    def said(outcome: IndexedServer) -> None:
+        if args.json:
+            return
+        if outcome.state == "listed":
+            print(f"{outcome.id}: {outcome.detail}", flush=True)
+        else:
+            print(f"{outcome.id}: skipped: {outcome.detail}", file=sys.stderr, flush=True)
+
+    db = database_file(args.db, "chat.db")
+    async with (
+        command_token_store(args) as store,
+        SqliteMcpAdapter(db, "glove-mcp-servers-index") as learned,
+    ):
+        outcomes = await index_tools(
+            entries,
+            learned,
+            credentials=store,
+            login_command=lambda server_id: command_hint(args, "auth", server_id),
+            timeout=args.timeout,
+            report=said,
+        )
+    listed = sum(1 for o in outcomes if o.state == "listed")
+    if args.json:
+        rows = [
+            {
+                "id": o.id,
+                "state": o.state,
+                "detail": o.detail,
+                "tools": [t.name for t in o.tools],
+            }
+            for o in outcomes
+        ]
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{listed} of {len(outcomes)} servers listed into {db}")
+    return 0 if listed else 1
 
 
 def remove_server(args: argparse.Namespace) -> int:
