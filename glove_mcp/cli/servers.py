@@ -501,6 +501,7 @@ async def _index_servers(args: argparse.Namespace) -> int:
                 "state": o.state,
                 "detail": o.detail,
                 "tools": [t.name for t in o.tools],
+                "instructions": o.instructions,
             }
             for o in outcomes
         ]
