@@ -302,17 +302,21 @@ def _read(file: Path, *, create: bool) -> Any:
 def _write(file: Path, document: Any) -> None:
     """Replace ``file`` with ``document``, atomically, keeping the file's mode; a symbolic
     link keeps pointing where it did (its target is replaced)."""
+    import tomlkit
+
+    _write_text(file, tomlkit.dumps(document))
+
+
+def _write_text(file: Path, text: str) -> None:
+    """``_write`` of a catalogue's text."""
     import tempfile
     import tomllib
     from pathlib import Path
-
-    import tomlkit
 
     from glove_mcp.cli.config import CatalogueFileError, entries_from_toml
     from glove_mcp.oauth.private_files import make_private_dirs
 
     file = file.resolve()
-    text = tomlkit.dumps(document)
     try:  # what is written must load: the text itself, not the document in memory
         entries_from_toml(tomllib.loads(text), file)
     except tomllib.TOMLDecodeError as exc:
@@ -409,13 +413,15 @@ def import_servers(args: argparse.Namespace) -> int:
             "out --output to add the servers to the --catalogue file",
             2,
         )
-    document: Any = None
+    base = ""
     taken: list[str] = []
     file = output
     if output is None:
         file = _target_file(args)
         document = _read(file, create=True)
         taken = [str(table.get("id")) for table in document.get("servers")]
+        # The file as it is (tomlkit gives its text back unchanged), the new tables after it.
+        base = tomlkit.dumps(document).rstrip("\n") + "\n\n"
     imported = read_registry(args.paths, taken=taken)
     for problem in imported.problems:
         print(f"servers import: skipped {problem}", file=sys.stderr)
@@ -423,16 +429,8 @@ def import_servers(args: argparse.Namespace) -> int:
     if not imported.entries:
         print(f"servers import: no server imported; {str(file)!r} was not changed", file=sys.stderr)
         return 1
-    text = catalogue_toml(
-        imported.entries,
-        header="Imported from the MCP registry by `glove-mcp servers import`.",
-    )
-    if document is None:
-        document = tomlkit.parse(text)
-    else:
-        for table in tomlkit.parse(text)["servers"]:
-            document["servers"].append(table)
-    _write(file, document)
+    header = "Imported from the MCP registry by `glove-mcp servers import`."
+    _write_text(file, base + catalogue_toml(imported.entries, header=header))
     count = len(imported.entries)
     skipped = len(imported.problems)
     print(

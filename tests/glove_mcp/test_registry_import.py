@@ -360,3 +360,35 @@ def test_a_bad_description_names_the_field(value: object) -> None:
     document = server("io.github.example/x", packages=[stdio("npm", "x")])
     document["description"] = value
     assert refused(document).startswith("server.json (io.github.example/x): description: ")
+
+
+def test_any_text_survives_the_written_catalogue(tmp_path: Path) -> None:
+    odd = 'quotes " and \\ back, tab\t, newline\n, del\x7f, é, 日本, 🙂, \u2028 end'
+    document = server(
+        "io.github.example/odd",
+        title=odd,
+        description=odd,
+        packages=[
+            stdio(
+                "npm",
+                "odd-mcp",
+                environmentVariables=[{"name": "MY VAR=1", "value": odd}],
+            )
+        ],
+    )
+    entries, problems = entries_from_registry(document, "server.json")
+    assert not problems
+    file = tmp_path / "servers.toml"
+    file.write_text(catalogue_toml(entries), encoding="utf-8")
+    (loaded,) = load_catalogue(file)
+    assert loaded == entries[0]
+    assert loaded.name == loaded.description == odd and loaded.env == {"MY VAR=1": odd}
+
+
+def test_text_that_is_not_unicode_is_refused() -> None:
+    document = server("io.github.example/bad", packages=[stdio("npm", "x")])
+    document["description"] = "broken \ud800 half"
+    assert (
+        refused(document)
+        == "server.json (io.github.example/bad): server: holds text that is not valid Unicode"
+    )

@@ -125,3 +125,18 @@ def test_nothing_imported_exits_1_and_leaves_the_catalogue(
         f"servers import: no server imported; {str(file)!r} was not changed"
     )
     assert file.read_text() == before
+
+
+def test_a_catalogue_written_as_an_inline_list_is_left_as_it_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "team.toml"
+    file.write_text(
+        'servers = [{id = "a", name = "A", description = "a", url = "https://a.example/mcp"}]\n',
+        encoding="utf-8",
+    )
+    before = file.read_text()
+    folder = registry_folder(tmp_path / "registry")
+    status, _, err = run(capsys, "servers", "import", str(folder), "--catalogue", str(file))
+    assert status == 2 and "write servers as [[servers]] tables" in err
+    assert file.read_text() == before
