@@ -43,6 +43,7 @@ __all__ = [
     "RegistryImport",
     "catalogue_toml",
     "entries_from_registry",
+    "missing_inputs",
     "needs",
     "read_registry",
 ]
@@ -616,7 +617,29 @@ def needs(entry: McpCatalogueEntry) -> list[str]:
             secret = " (secret)" if item.get("secret") else ""
             description = f": {item['description']}" if item.get("description") else ""
             lines.append(f"needs {what} {item['name']}{secret}{description}")
-    holes = sorted({m for part in entry.command for m in re.findall(r"<([^<>]+)>", part)})
+    holes = _holes(entry.command)
     if holes:
         lines.append("fill in the command's " + ", ".join(f"<{h}>" for h in holes))
     return lines
+
+
+def missing_inputs(entry: McpCatalogueEntry, environ: Mapping[str, str]) -> list[str]:
+    """What an imported stdio entry still lacks before it can start: ``<placeholders>`` left in
+    its command, and required environment variables set neither in ``environ`` nor in its
+    ``env``. Empty for entries that were not imported, and for remote servers (their required
+    headers are credentials: the server's refusal says so)."""
+    registry = entry.metadata.get("registry")
+    if not entry.command or not isinstance(registry, dict):
+        return []
+    lacking = [f"fill in the command's <{h}>" for h in _holes(entry.command)]
+    for item in registry.get("environment") or ():
+        if not isinstance(item, dict) or not item.get("required") or "value" in item:
+            continue
+        name = item.get("name")
+        if isinstance(name, str) and name not in environ and name not in entry.env:
+            lacking.append(f"set the environment variable {name}")
+    return lacking
+
+
+def _holes(command: Sequence[str]) -> list[str]:
+    return sorted({m for part in command for m in re.findall(r"<([^<>]+)>", part)})

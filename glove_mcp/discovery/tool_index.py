@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,6 +32,7 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 from glove_mcp.oauth import BoundLogin, OAuthStore
+from glove_mcp.registry_import import missing_inputs
 from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["DEFAULT_CONCURRENCY", "IndexedServer", "index_tools"]
@@ -128,6 +130,9 @@ async def _index_one(
     login_hint: str,
     timeout: float,  # noqa: ASYNC109
 ) -> IndexedServer:
+    lacking = missing_inputs(entry, os.environ)
+    if lacking:  # an imported server not set up yet: starting it would only fail
+        return IndexedServer(entry.id, "failed", f"not set up yet: {'; '.join(lacking)}")
     auth: Any = None
     if credentials is not None and entry.url:
         login = BoundLogin(credentials, principal, entry.id, entry.url, login_hint)

@@ -144,3 +144,36 @@ async def test_discovery_ranks_on_indexed_tools_before_the_first_activation(
     assert listed is not None
     (row, *_) = listed[0].result.data
     assert row["id"] == "acme" and "delete_issue" in row["tools"]
+
+
+async def test_an_imported_server_not_set_up_yet_is_skipped_without_starting_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("NOTES_TOKEN", raising=False)
+    needs_key = {"registry": {"environment": [{"name": "NOTES_TOKEN", "required": True}]}}
+    catalogue = [
+        McpCatalogueEntry(
+            id="unset",
+            name="Unset",
+            description="n",
+            command=[*NOTES_STDIO, "<city>"],
+            metadata=needs_key,
+        ),
+        McpCatalogueEntry(
+            id="given",
+            name="Given",
+            description="n",
+            command=NOTES_STDIO,
+            env={"NOTES_TOKEN": "t"},
+            metadata=needs_key,
+        ),
+    ]
+    outcomes = await index_tools(catalogue, MemoryMcpAdapter("c"), timeout=20)
+    assert states(outcomes) == {"unset": "failed", "given": "listed"}
+    assert outcomes[0].detail == (
+        "not set up yet: fill in the command's <city>; set the environment variable NOTES_TOKEN"
+    )
+    monkeypatch.setenv("NOTES_TOKEN", "t")
+    catalogue[0] = catalogue[0].model_copy(update={"command": NOTES_STDIO})
+    again = await index_tools(catalogue[:1], MemoryMcpAdapter("c"), timeout=20)
+    assert states(again) == {"unset": "listed"}
