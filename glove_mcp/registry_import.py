@@ -146,7 +146,8 @@ def _files(paths: Iterable[str | Path], problems: list[ImportProblem]) -> Iterat
 def entries_from_registry(
     document: object, source: str, *, taken: set[str] | None = None
 ) -> tuple[list[McpCatalogueEntry], list[ImportProblem]]:
-    """Catalogue entries from one parsed document: a ``server.json``, or an API page.
+    """Catalogue entries from one parsed document: a ``server.json``, an API page, or a
+    list of either's servers.
 
     Args:
         document: the parsed JSON.
@@ -165,6 +166,8 @@ def entries_from_registry(
             return [], [ImportProblem(source, "servers", "must be a list of servers")]
         items = [(f"{source}: servers[{i}]", item) for i, item in enumerate(servers)]
         items = _latest_only(items)
+    elif isinstance(document, list):  # a plain list of server.json documents (or API items)
+        items = _latest_only([(f"{source}: [{i}]", item) for i, item in enumerate(document)])
     else:
         items = [(source, document)]
     for label, item in items:
@@ -256,9 +259,8 @@ def _entry(server: object, prefix: str, used: set[str]) -> McpCatalogueEntry:
     registry: dict[str, Any] = {"name": name}
     if version:
         registry["version"] = version
-    for key in ("websiteUrl",):
-        if isinstance(server.get(key), str):
-            registry["website"] = server[key]
+    if isinstance(server.get("websiteUrl"), str):
+        registry["website"] = server["websiteUrl"]
     repository = server.get("repository")
     if isinstance(repository, dict) and isinstance(repository.get("url"), str):
         registry["repository"] = repository["url"]

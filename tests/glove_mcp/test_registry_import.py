@@ -392,3 +392,16 @@ def test_text_that_is_not_unicode_is_refused() -> None:
         refused(document)
         == "server.json (io.github.example/bad): server: holds text that is not valid Unicode"
     )
+
+
+def test_a_plain_list_of_documents_is_read_like_a_page() -> None:
+    documents = [
+        server("io.github.example/a", packages=[stdio("npm", "a")]),
+        {"server": server("io.github.example/b", packages=[stdio("pypi", "b")])},
+        {"name": "io.github.example/c"},
+    ]
+    entries, problems = entries_from_registry(documents, "list.json")
+    assert [e.id for e in entries] == ["a", "b"]
+    assert [str(p) for p in problems] == [
+        "list.json: [2] (io.github.example/c): description: is missing"
+    ]
