@@ -54,6 +54,7 @@ from glove_mcp.cli.serve_database import (
     shown,
     start_database,
 )
+from glove_mcp.cli.serve_index import background_index
 from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
@@ -489,8 +490,9 @@ async def serve(args: argparse.Namespace) -> int:
             loop.call_soon_threadsafe(server.stopping)
 
     uvicorn_server = Stopping(config)
+    indexing = background_index(args.index_tools, catalogue, db, server.database)
     try:
-        async with pool:
+        async with pool, indexing:
             await uvicorn_server.serve(sockets=[sock])
     finally:
         closable: object = shared_model  # its HTTP client, after every session

@@ -144,6 +144,15 @@ def add_parser(commands: Any) -> None:
         help="most turns running at once on this instance; each holds a database connection "
         "for its conversation's lock (default 100)",
     )
+    serve.add_argument(
+        "--index-tools",
+        type=at_least(1, float),
+        default=None,
+        metavar="MINUTES",
+        help="every MINUTES, list the tools of the catalogue's open and stdio servers in the "
+        "background, so discovery knows them before their first use (default: never; "
+        "`glove-mcp servers index --db FILE` does it once)",
+    )
     catalogue_and_store(serve)
     safety_flags(serve, agent=True)
     model_options(serve)

@@ -34,6 +34,8 @@ __all__ = [
     "NAME",
     "add_parser",
     "add_server",
+    "import_servers",
+    "index_servers",
     "list_servers",
     "remove_server",
     "servers_test",
@@ -59,7 +61,9 @@ def add_parser(commands: Any) -> None:
         "      npx -y @modelcontextprotocol/server-filesystem /tmp\n"
         "  glove-mcp servers set-url docs https://docs.example.com/v2/mcp\n"
         "  glove-mcp servers test docs\n"
-        "  glove-mcp servers remove docs\n",
+        "  glove-mcp servers remove docs\n"
+        "  glove-mcp servers import registry-page.json --output registry.toml\n"
+        "  glove-mcp servers index\n",
     )
     actions = servers.add_subparsers(dest="action", required=True, metavar="ACTION")
     listing = subcommand(
@@ -93,6 +97,69 @@ def add_parser(commands: Any) -> None:
         "--tag", action="append", default=[], metavar="TAG", help="a keyword (repeatable)"
     )
     adding.set_defaults(handler=add_server, light=True, command_line=None, takes_command_line=True)
+
+    importing = subcommand(
+        actions,
+        "import",
+        "add servers from MCP registry server.json files",
+        "Read the official MCP registry's server.json documents, or registry API pages "
+        '({"servers": [...]}) saved to files, and write one catalogue server per registry '
+        "server: a Streamable HTTP remote as its URL, else an npm, PyPI, OCI or NuGet package "
+        "as the command that starts it (npx, uvx, docker, dnx). Headers, environment variables "
+        "and argument values the server needs are written as comments and placeholders, never "
+        "invented. A folder is read for every .json file under it. A document that cannot be "
+        "imported gets one line on stderr naming the file and the field; the others are "
+        "imported. Exit status 0 when at least one server was imported, 1 when none was.",
+        "  glove-mcp servers import server.json\n"
+        "  glove-mcp servers import registry/ --output registry.toml\n"
+        "  glove-mcp servers import page-1.json page-2.json --catalogue team.toml\n",
+        usage="glove-mcp servers import PATH [PATH ...] [--output FILE [--replace]]",
+    )
+    importing.add_argument(
+        "paths", nargs="+", metavar="PATH", help="a server.json, an API page, or a folder"
+    )
+    importing.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write a new catalogue file with the imported servers only (default: add them "
+        "to the --catalogue file)",
+    )
+    importing.add_argument(
+        "--replace", action="store_true", help="with --output: replace FILE if it exists"
+    )
+    importing.set_defaults(handler=import_servers, light=True)
+
+    indexing = subcommand(
+        actions,
+        "index",
+        "list every server's tools ahead, for discovery",
+        "Connect to every catalogue server that can be reached — open servers, servers you "
+        "logged in to (each login is sent only to the URL it was issued for), stdio servers "
+        "(started, then stopped) — and keep their tools in the --db file, where chat and "
+        "serve's discovery read them: a server is then found by what its tools do before "
+        "its first use. A server that fails is skipped with one line. Exit status 0 when at "
+        "least one server was listed, 1 when none was.",
+        "  glove-mcp servers index\n"
+        "  glove-mcp servers index notion files --timeout 30\n"
+        "  glove-mcp servers index --db server.db\n",
+    )
+    indexing.add_argument("ids", nargs="*", metavar="ID", help="only these servers")
+    indexing.add_argument(
+        "--db",
+        metavar="FILE",
+        help="the SQLite file chat or serve uses (default: chat's, in the data dir)",
+    )
+    indexing.add_argument(
+        "--timeout",
+        type=at_least(0, float, strict=True),
+        default=15.0,
+        metavar="SECONDS",
+        help="how long to wait for each server (default 15)",
+    )
+    catalogue_and_store(indexing)
+    token_database(indexing)
+    json_output(indexing)
+    indexing.set_defaults(handler=index_servers)
 
     setting = subcommand(
         actions,
@@ -235,17 +302,21 @@ def _read(file: Path, *, create: bool) -> Any:
 def _write(file: Path, document: Any) -> None:
     """Replace ``file`` with ``document``, atomically, keeping the file's mode; a symbolic
     link keeps pointing where it did (its target is replaced)."""
+    import tomlkit
+
+    _write_text(file, tomlkit.dumps(document))
+
+
+def _write_text(file: Path, text: str) -> None:
+    """``_write`` of a catalogue's text."""
     import tempfile
     import tomllib
     from pathlib import Path
-
-    import tomlkit
 
     from glove_mcp.cli.config import CatalogueFileError, entries_from_toml
     from glove_mcp.oauth.private_files import make_private_dirs
 
     file = file.resolve()
-    text = tomlkit.dumps(document)
     try:  # what is written must load: the text itself, not the document in memory
         entries_from_toml(tomllib.loads(text), file)
     except tomllib.TOMLDecodeError as exc:
@@ -321,6 +392,121 @@ def add_server(args: argparse.Namespace) -> int:
         print(f"created {file} from the built-in servers; glove-mcp reads it from now on")
     print(f"{args.id}: added to {file}")
     return 0
+
+
+def import_servers(args: argparse.Namespace) -> int:
+    """Add servers from registry ``server.json`` files to a catalogue (or a new one)."""
+    import sys
+    from pathlib import Path
+
+    import tomlkit
+
+    from glove_mcp.cli.errors import CliError
+    from glove_mcp.registry_import import catalogue_toml, read_registry
+
+    output = Path(args.output).expanduser() if args.output else None
+    if args.replace and output is None:
+        raise CliError("servers import: --replace goes with --output FILE", 2)
+    if output is not None and output.exists() and not args.replace:
+        raise CliError(
+            f"servers import: {str(output)!r} exists; pass --replace to replace it, or leave "
+            "out --output to add the servers to the --catalogue file",
+            2,
+        )
+    base = ""
+    taken: list[str] = []
+    file = output
+    if output is None:
+        file = _target_file(args)
+        document = _read(file, create=True)
+        taken = [str(table.get("id")) for table in document.get("servers")]
+        # The file as it is (tomlkit gives its text back unchanged), the new tables after it.
+        base = tomlkit.dumps(document).rstrip("\n") + "\n\n"
+    imported = read_registry(args.paths, taken=taken)
+    for problem in imported.problems:
+        print(f"servers import: skipped {problem}", file=sys.stderr)
+    assert file is not None
+    if not imported.entries:
+        print(f"servers import: no server imported; {str(file)!r} was not changed", file=sys.stderr)
+        return 1
+    header = "Imported from the MCP registry by `glove-mcp servers import`."
+    _write_text(file, base + catalogue_toml(imported.entries, header=header))
+    count = len(imported.entries)
+    skipped = len(imported.problems)
+    print(
+        f"{count} server{'s' if count != 1 else ''} imported into {file}"
+        + (f"; {skipped} skipped (see above)" if skipped else "")
+    )
+    return 0
+
+
+def index_servers(args: argparse.Namespace) -> Coroutine[Any, Any, int]:
+    """List every reachable server's tools into the learned-tools store."""
+    return _index_servers(args)
+
+
+async def _index_servers(args: argparse.Namespace) -> int:
+    import json
+    import sys
+
+    from glove_mcp.adapter import SqliteMcpAdapter
+    from glove_mcp.cli.config import database_file, load_catalogue
+    from glove_mcp.cli.errors import CliError, command_hint
+    from glove_mcp.cli.tokens import check_token_flags, command_token_store
+    from glove_mcp.discovery.tool_index import IndexedServer, index_tools
+
+    check_token_flags(args)
+    entries = load_catalogue(args.catalogue)
+    if args.ids:
+        known = {entry.id for entry in entries}
+        unknown = [i for i in args.ids if i not in known]
+        if unknown:
+            from glove_mcp.cli.parser import did_you_mean
+
+            raise CliError(
+                f"servers index: no server {unknown[0]!r} in the catalogue"
+                f"{did_you_mean(unknown[0], sorted(known))}",
+                2,
+            )
+        entries = [entry for entry in entries if entry.id in args.ids]
+
+    def said(outcome: IndexedServer) -> None:
+        if args.json:
+            return
+        if outcome.state == "listed":
+            print(f"{outcome.id}: {outcome.detail}", flush=True)
+        else:
+            print(f"{outcome.id}: skipped: {outcome.detail}", file=sys.stderr, flush=True)
+
+    db = database_file(args.db, "chat.db")
+    async with (
+        command_token_store(args) as store,
+        SqliteMcpAdapter(db, "glove-mcp-servers-index") as learned,
+    ):
+        outcomes = await index_tools(
+            entries,
+            learned,
+            credentials=store,
+            login_command=lambda server_id: command_hint(args, "auth", server_id),
+            timeout=args.timeout,
+            report=said,
+        )
+    listed = sum(1 for o in outcomes if o.state == "listed")
+    if args.json:
+        rows = [
+            {
+                "id": o.id,
+                "state": o.state,
+                "detail": o.detail,
+                "tools": [t.name for t in o.tools],
+                "instructions": o.instructions,
+            }
+            for o in outcomes
+        ]
+        print(json.dumps(rows, indent=2))
+    else:
+        print(f"{listed} of {len(outcomes)} servers listed into {db}")
+    return 0 if listed else 1
 
 
 def remove_server(args: argparse.Namespace) -> int:

@@ -79,7 +79,7 @@ class _Part:
         self,
         terms: list[tuple[_Postings, float]],
         rest: float,
-        pairs: list[tuple[frozenset[int], float]],
+        pairs: list[tuple[tuple[int, ...], float]],
     ) -> None:
         self.terms = terms
         self.rest = rest
@@ -143,8 +143,12 @@ class RankingIndex:
                 totals[f] += len(doc[f])
         averages = [t / self._size if self._size else 0.0 for t in totals]
 
-        pseudo_tf: dict[str, dict[int, float]] = {}
-        pairs: dict[tuple[str, str], set[int]] = {}
+        # Built in document order, so each posting list is ascending and a repeat of the
+        # current document is its last item: plain lists, no dict or set per term or pair
+        # (at 25,000 entries those cost more memory than the index itself).
+        ids_of: dict[str, list[int]] = {}
+        tf_of: dict[str, list[float]] = {}
+        pairs: dict[tuple[str, str], int | list[int]] = {}
         for doc_id, doc in enumerate(docs):
             for f in range(n_fields):
                 tokens = doc[f]
@@ -153,22 +157,39 @@ class RankingIndex:
                 b = params.field_b[f]
                 share = params.field_weights[f] / (1.0 - b + b * (len(tokens) / averages[f]))
                 for token in tokens:
-                    per_doc = pseudo_tf.setdefault(token, {})
-                    per_doc[doc_id] = per_doc.get(doc_id, 0.0) + share
+                    ids = ids_of.get(token)
+                    if ids is None:
+                        ids_of[token] = [doc_id]
+                        tf_of[token] = [share]
+                    elif ids[-1] == doc_id:
+                        tf_of[token][-1] += share
+                    else:
+                        ids.append(doc_id)
+                        tf_of[token].append(share)
                 for pair in itertools.pairwise(tokens):
-                    pairs.setdefault(pair, set()).add(doc_id)
+                    seen = pairs.get(pair)
+                    if seen is None:
+                        pairs[pair] = doc_id  # most pairs occur once: a bare int
+                    elif isinstance(seen, int):
+                        if seen != doc_id:
+                            pairs[pair] = [seen, doc_id]
+                    elif seen[-1] != doc_id:
+                        seen.append(doc_id)
 
         k1 = params.k1
         self._idf: dict[str, float] = {}
         self._postings: dict[str, _Postings] = {}
-        for term, per_doc in pseudo_tf.items():
-            idf = math.log(1.0 + (self._size - len(per_doc) + 0.5) / (len(per_doc) + 0.5))
+        for term, ids in ids_of.items():
+            idf = math.log(1.0 + (self._size - len(ids) + 0.5) / (len(ids) + 0.5))
             self._idf[term] = idf
-            self._postings[term] = (
-                list(per_doc),
-                [idf * tf * (k1 + 1.0) / (tf + k1) for tf in per_doc.values()],
-            )
-        self._pairs = {pair: frozenset(ids) for pair, ids in pairs.items()}
+            weights = tf_of[term]
+            for at, tf in enumerate(weights):
+                weights[at] = idf * tf * (k1 + 1.0) / (tf + k1)
+            self._postings[term] = (ids, weights)
+        del tf_of
+        self._pairs: dict[tuple[str, str], int | tuple[int, ...]] = {
+            pair: ids if isinstance(ids, int) else tuple(ids) for pair, ids in pairs.items()
+        }
         self._vocabulary = sorted(self._postings)
         self._typos = TypoMatcher({w: s for w, s in words.items() if s in self._postings})
 
@@ -221,12 +242,12 @@ class RankingIndex:
                     [],
                 )
             )
-        pairs: list[tuple[frozenset[int], float]] = []
+        pairs: list[tuple[tuple[int, ...], float]] = []
         for pair in dict.fromkeys(itertools.pairwise(w.stem for w in words)):
             ids = self._pairs.get(pair)
-            if ids:
+            if ids is not None:
                 bonus = p.phrase_factor * (self._idf[pair[0]] + self._idf[pair[1]]) / 2.0
-                pairs.append((ids, bonus))
+                pairs.append(((ids,) if isinstance(ids, int) else ids, bonus))
         if pairs:
             parts.append(_Part([], 0.0, pairs))
         return parts

@@ -124,9 +124,22 @@ class FindCapabilityInput(BaseModel):
     )
 
 
+MAX_PAGE_SIZE = 30
+"""The most servers one ``list_capabilities`` page holds."""
+
+
 class ListInput(BaseModel):
     query: str | None = Field(default=None, description="A few words of the need.")
     tags: list[str] | None = Field(default=None, description="Only servers with all tags.")
+    keywords: list[str] | None = Field(
+        default=None,
+        description="Only servers whose name, description, tags, keywords or tools mention "
+        "every one of these words (e.g. ['postgres']).",
+    )
+    page: int = Field(default=1, ge=1, description="1 for the best matches, 2 for the next.")
+    limit: int = Field(
+        default=10, ge=1, le=MAX_PAGE_SIZE, description="Servers per page (at most 30)."
+    )
 
 
 class IdInput(BaseModel):
@@ -216,11 +229,39 @@ class _Discovery:
     async def active(self) -> set[str]:
         return set(await self.mount.adapter.get_active()) | set(self.mount.loaded)
 
+    def _mentioning(self, keywords: list[str]) -> set[str]:
+        """Ids of the entries whose text (name, description, tags, keywords, tools) holds
+        every keyword, case-insensitively."""
+        wanted = [k.strip().lower() for k in keywords if k.strip()]
+        return {
+            e.id
+            for e in self.index.entries
+            if all(k in self.index.entry_text(e.id).lower() for k in wanted)
+        }
+
     async def list_capabilities(self, input: ListInput, ctx: ToolContext) -> ToolResultData:
+        start = (input.page - 1) * input.limit
         try:
-            matches = await self.search(input.query or "", input.tags, limit=10)
+            if input.keywords:
+                async with self._search_lock:
+                    allowed = self._mentioning(input.keywords)
+                # Filtered after ranking: rank every entry, keep those that mention them; the
+                # ones the query does not match follow, in catalogue order (the keywords
+                # chose them).
+                ranked = await self.search(input.query or "", input.tags, limit=len(self.index))
+                matches = [e for e in ranked if e.id in allowed]
+                seen = {e.id for e in matches}
+                # An empty query: the tag filter alone, in catalogue order (no ranking).
+                rest = await self.search("", input.tags, limit=len(self.index))
+                matches += [e for e in rest if e.id in allowed and e.id not in seen]
+            else:
+                matches = await self.search(
+                    input.query or "", input.tags, limit=start + input.limit + 1
+                )
         except (TypeError, ValueError) as exc:
             return _error(f"bad list_capabilities input: {exc}")
+        more = len(matches) > start + input.limit
+        matches = matches[start : start + input.limit]
         active = await self.active()
         rows = [
             {
@@ -234,8 +275,16 @@ class _Discovery:
             }
             for e in matches
         ]
+        if not rows and input.page > 1:
+            return ToolResultData(data=f"no more matches after page {input.page - 1}")
         if not rows:
-            return ToolResultData(data="no catalogue entry matches; try other words or no tags")
+            return ToolResultData(
+                data="no catalogue entry matches; try other words, or fewer tags or keywords"
+            )
+        if more:
+            # A last line, not a wrapper: every row stays where a model expects a server.
+            note = f"more matches: call list_capabilities again with page={input.page + 1}"
+            return ToolResultData(data=[*rows, {"more": note}])
         return ToolResultData(data=rows)
 
     async def activate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
@@ -293,8 +342,9 @@ class _Discovery:
             Tool(
                 name="list_capabilities",
                 description="Rank the catalogue for a query: id, name, description, tags, "
-                "keywords, known tool names, and whether each server is active. Search "
-                "again in other words when nothing fits.",
+                "keywords, known tool names, and whether each server is active, best first. "
+                "Filter with tags or keywords (words every result must mention); page=2, 3, "
+                "... shows further matches. Search again in other words when nothing fits.",
                 do=self.list_capabilities,
                 input_model=ListInput,
                 parallel_safe=True,

@@ -39,8 +39,10 @@ _POLICIES = {
 }
 
 
-CANDIDATES = 25
-"""How many best matches the subagent's prompt lists when the whole catalogue does not fit."""
+CANDIDATES = 30
+"""The most best matches the subagent's prompt lists when the whole catalogue does not fit
+(fewer when they do not fit the budget): a shortlist as long as the one discovery is measured
+on (recall at 30, ``bench/registry_scale.py``)."""
 
 _TOOLS_SHOWN = 12
 
@@ -114,12 +116,16 @@ def policy_prompt(
     search = (
         "call list_capabilities with a few words of the need (and tags, if useful); when "
         "nothing fits, search again in other words (what the app is called, the kind of app, "
-        "a synonym, a product name) before you decide that nothing fits."
+        "a synonym, a product name) before you decide that nothing fits. list_capabilities "
+        "ranks the whole catalogue: keywords=[...] keeps only servers that mention every "
+        "word given, tags=[...] only servers with those tags, and page=2, 3, ... shows the "
+        "matches after the first page."
     )
     if shown:
         parts.append(
-            f"The catalogue has {len(entries)} servers, too many to list here. The best "
-            f"matches for the need, by a search on its words (best first):\n"
+            f"The catalogue has {len(entries)} servers, too many to list here. A shortlist: "
+            f"the {len(shown)} best matches for the need, ranked by a search on its words "
+            f"(best first):\n"
             f"{compact_catalogue(shown, active, tools)}\n\nIf none of them clearly fits, " + search
         )
     else:

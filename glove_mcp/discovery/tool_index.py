@@ -1,0 +1,189 @@
+"""Tools known ahead: list every catalogue server's tools before anyone activates it.
+
+Discovery ranks a server by what its tools do once it knows them (``CatalogueIndex`` reads the
+learned-tools store, ``LearnedToolsStore``); a mount learns them when it connects. Before that
+first activation, a server is known by its catalogue description alone, and descriptions are
+often weak ("GitHub's official MCP server"). ``index_tools`` connects to every catalogue
+server it can reach — an open server, one the principal holds a credential for (the
+credential issued for that server's URL only, through ``BoundLogin``; never one a catalogue id
+points elsewhere now), a stdio server (started, then stopped) — lists its tools and saves them
+with the store, which records when (``learned_at``). A server that fails is skipped with one
+line; the others go on. Nothing here runs inside a conversation: it is a command
+(``glove-mcp servers index``) or a background task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from glove_mcp.adapter import LearnedTool, LearnedToolsStore
+from glove_mcp.auth import bearer
+from glove_mcp.catalogue import McpCatalogueEntry
+from glove_mcp.connect import connect_mcp
+from glove_mcp.errors import (
+    GloveMcpError,
+    McpAuthExpiredError,
+    McpTimeoutError,
+    OAuthLoginRequiredError,
+)
+from glove_mcp.oauth import BoundLogin, OAuthStore
+from glove_mcp.registry_import import missing_inputs
+from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
+
+__all__ = ["DEFAULT_CONCURRENCY", "IndexedServer", "index_tools"]
+
+logger = logging.getLogger("glove_mcp.discovery")
+
+DEFAULT_CONCURRENCY = 4
+"""How many servers ``index_tools`` contacts at once."""
+
+
+@dataclass(frozen=True)
+class IndexedServer:
+    """How indexing one server went.
+
+    Attributes:
+        id: the catalogue id.
+        state: ``"listed"`` (its tools were saved), ``"needs_login"`` (it wants a login the
+            principal does not hold for its URL), or ``"failed"`` (down, too slow, not MCP, a
+            command that would not start, the store refused).
+        detail: one line: the tool count, or why it was skipped (never a secret).
+        tools: the tools saved, when listed.
+        instructions: what the server said about how to use it, when listed and it said.
+    """
+
+    id: str
+    state: Literal["listed", "needs_login", "failed"]
+    detail: str
+    tools: tuple[LearnedTool, ...] = field(default=())
+    instructions: str | None = None
+
+
+async def index_tools(
+    entries: Iterable[McpCatalogueEntry],
+    store: LearnedToolsStore,
+    *,
+    credentials: OAuthStore | None = None,
+    principal: str = DEFAULT_PRINCIPAL,
+    login_command: Callable[[str], str] = lambda id: f"glove-mcp auth {id}",
+    timeout: float = 15.0,  # noqa: ASYNC109 - per server, not for the whole run
+    concurrency: int = DEFAULT_CONCURRENCY,
+    report: Callable[[IndexedServer], None] | None = None,
+) -> list[IndexedServer]:
+    """List the tools of every catalogue server that can be reached and save them with
+    ``store``, so discovery ranks on them before the first activation.
+
+    Args:
+        entries: the catalogue (or the part of it to index).
+        store: where learned tools live (``SqliteMcpAdapter``, ``PostgresMcpAdapter``, or any
+            ``LearnedToolsStore``); the one the agent's mount reads.
+        credentials: the OAuth store the principal's logins are in; None sends none.
+        principal: whose credentials may be used (each only for the URL it was issued for).
+        login_command: the command that logs in to a server id (named in ``detail``).
+        timeout: seconds one server may take to connect and list its tools.
+        concurrency: how many servers are contacted at once (>= 1).
+        report: called with each outcome as it is known (for a progress line).
+
+    Returns:
+        One outcome per entry, in catalogue order.
+
+    Raises:
+        ValueError: ``concurrency`` below 1 or ``timeout`` not positive.
+        TypeError: ``store`` is not a ``LearnedToolsStore``.
+    """
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ValueError(f"concurrency must be an int of at least 1, got {concurrency!r}")
+    if not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, got {timeout!r}")
+    if not isinstance(store, LearnedToolsStore):
+        raise TypeError(
+            f"store must be a LearnedToolsStore (save_learned_tools, get_learned_tools), got "
+            f"{type(store).__name__}"
+        )
+    items = list(entries)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(entry: McpCatalogueEntry) -> IndexedServer:
+        async with gate:
+            outcome = await _index_one(
+                entry, store, credentials, principal, login_command(entry.id), timeout
+            )
+        if outcome.state != "listed":
+            logger.info("servers index: %s skipped: %s", entry.id, outcome.detail)
+        if report is not None:
+            report(outcome)
+        return outcome
+
+    return list(await asyncio.gather(*(one(entry) for entry in items)))
+
+
+async def _index_one(
+    entry: McpCatalogueEntry,
+    store: LearnedToolsStore,
+    credentials: OAuthStore | None,
+    principal: str,
+    login_hint: str,
+    timeout: float,  # noqa: ASYNC109
+) -> IndexedServer:
+    lacking = missing_inputs(entry, os.environ)
+    if lacking:  # an imported server not set up yet: starting it would only fail
+        return IndexedServer(entry.id, "failed", f"not set up yet: {'; '.join(lacking)}")
+    auth: Any = None
+    if credentials is not None and entry.url:
+        login = BoundLogin(credentials, principal, entry.id, entry.url, login_hint)
+        if await login.bound_state() is not None:
+            auth = bearer(login)
+    try:
+        async with asyncio.timeout(timeout):
+            async with await connect_mcp(
+                entry.id,
+                entry.url,
+                auth=auth,
+                command=entry.command or None,
+                env=entry.env or None,
+                protocol=entry.protocol,
+                connect_timeout=timeout,
+            ) as conn:
+                listed = await conn.list_tools()
+                instructions = conn.instructions
+    except (McpAuthExpiredError, OAuthLoginRequiredError):
+        if auth is None:
+            return IndexedServer(entry.id, "needs_login", f"it needs a login: run {login_hint}")
+        return IndexedServer(
+            entry.id, "needs_login", f"its tokens no longer work: run {login_hint}"
+        )
+    except (TimeoutError, McpTimeoutError):
+        return IndexedServer(entry.id, "failed", f"no answer within {timeout:g} s")
+    except GloveMcpError as exc:
+        return IndexedServer(entry.id, "failed", _one_line(str(exc)))
+    except Exception as exc:  # one bad server must not stop the others
+        return IndexedServer(entry.id, "failed", _one_line(f"{type(exc).__name__}: {exc}"))
+    excluded = set(entry.exclude_tools)
+    tools = _learned([(t.name, t.description or "") for t in listed if t.name not in excluded])
+    try:
+        await store.save_learned_tools(entry.id, tools)
+    except Exception as exc:
+        return IndexedServer(entry.id, "failed", _one_line(f"its tools could not be saved ({exc})"))
+    count = len(tools)
+    return IndexedServer(
+        entry.id,
+        "listed",
+        f"{count} tool{'s' if count != 1 else ''}",
+        tuple(tools),
+        instructions or None,
+    )
+
+
+def _learned(pairs: Sequence[tuple[str, str]]) -> list[LearnedTool]:
+    # The first paragraph: what a tool is, not every option it takes.
+    return [LearnedTool(name, text.strip().split("\n\n", 1)[0]) for name, text in pairs if name]
+
+
+def _one_line(text: str) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= 300 else line[:297] + "..."
