@@ -52,8 +52,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from enum import Enum
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import httpx2
 import mcp_types as types
@@ -87,7 +88,9 @@ from glove_mcp.connect._failures import (
 from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_on_session
 from glove_mcp.connect.elicitation import OnElicitation
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
+from glove_mcp.connect.list_cache import server_identity
 from glove_mcp.connect.mcp_server_requests import (
+    ChangeKind,
     ProgressGate,
     ProgressSink,
     RootsOption,
@@ -230,6 +233,11 @@ class McpServerConnection(AsyncResource):
         self.requests = requests or ServerRequests()
         """How it answers what the server asks (sampling, elicitation, roots) and where the
         server's log messages and list changes go."""
+        # List caching: public pages go to the pool's cache under the server's identity,
+        # private ones under a partition only this connection has.
+        self._lists = self._pool.list_cache
+        self._list_partition = self._lists.private_partition()
+        self._list_server = server_identity(url, self.command, self._env, self._declared())
         self._session: Session | None = None
         self._connecting = asyncio.Lock()
         self._state = ConnectionState.IDLE
@@ -319,7 +327,7 @@ class McpServerConnection(AsyncResource):
                 command=self.command,
                 env=self._env,
                 protocol=self.protocol,
-                requests=self.requests,
+                requests=self._requests_with_invalidation(),
                 max_message_bytes=self.max_message_bytes,
             )
             self._session = fresh
@@ -338,6 +346,27 @@ class McpServerConnection(AsyncResource):
             # Remembered: a server that rejected server/discover once is not probed again.
             self.protocol = fresh.protocol
             return fresh
+
+    def _declared(self) -> str:
+        """What this client declares that may change what a server lists, for cache keys."""
+        r = self.requests
+        flags = [r.sampling is not None, r.elicitation is not None, r.roots is not None]
+        return "".join("1" if f else "0" for f in flags) + f":{self.tasks}"
+
+    def _requests_with_invalidation(self) -> ServerRequests:
+        """``self.requests``, with a ``list_changed`` first making that list's cached pages
+        stale (for every connection of the pool), then going where it went before."""
+        changed = self.requests.on_list_changed
+        if changed is None:
+            # Nobody listens (plain connect_mcp): cached pages live out their ttlMs, as
+            # the spec allows a client that does not subscribe.
+            return self.requests
+
+        async def on_list_changed(kind: ChangeKind) -> None:
+            self._lists.invalidate(self._list_server, kind)
+            await changed(kind)
+
+        return replace(self.requests, on_list_changed=on_list_changed)
 
     async def _drop(self, session: Session) -> None:
         """Forget a broken session. No graceful close: telling a server that is down, stalled
@@ -608,7 +637,13 @@ class McpServerConnection(AsyncResource):
             ) -> _Page:
                 if capability is not None:
                     _require(s, self.namespace, capability)
-                return await fetch(s, p)
+                key = (self._list_server, s.protocol_version or "", what, p.cursor if p else None)
+                cached = await self._lists.get(*key, self._list_partition)
+                if cached is not None:
+                    return cast(_Page, cached)
+                fetched = await fetch(s, p)
+                await self._lists.put(*key, self._list_partition, fetched)
+                return fetched
 
             result = await self._request(what, page)
             pages.append(result)
