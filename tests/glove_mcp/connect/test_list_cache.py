@@ -177,19 +177,22 @@ async def test_list_changed_makes_the_cached_list_stale_for_every_connection() -
     async def changed(kind: ChangeKind) -> None:
         heard.set()
 
-    async with McpTestServer(_changing(600_000)) as server, McpClientPool() as pool:
-        async with McpServerConnection(
+    async with (
+        McpTestServer(_changing(600_000)) as server,
+        McpClientPool() as pool,
+        McpServerConnection(
             "changing",
             server.url,
             pool=pool,
             requests=ServerRequests(on_list_changed=changed),
-        ) as listening:
-            assert [t.name for t in await listening.list_tools()] == ["grow"]
-            await listening.call_tool("grow", {})
-            await asyncio.wait_for(heard.wait(), 10)
-            # Another connection of the pool (another conversation) sees the change too.
-            async with await connect_mcp("changing", server.url, pool=pool) as other:
-                names = sorted(t.name for t in await other.list_tools())
+        ) as listening,
+    ):
+        assert [t.name for t in await listening.list_tools()] == ["grow"]
+        await listening.call_tool("grow", {})
+        await asyncio.wait_for(heard.wait(), 10)
+        # Another connection of the pool (another conversation) sees the change too.
+        async with await connect_mcp("changing", server.url, pool=pool) as other:
+            names = sorted(t.name for t in await other.list_tools())
     assert names == ["extra", "grow"]
     assert server.control.methods["tools/list"] == 2
     assert pool.list_cache.stats.invalidations == 1
