@@ -35,6 +35,7 @@ from glove_mcp.connect._http_answer import HttpAnswer, answer_of, says_session_l
 from glove_mcp.connect._stderr import StderrCapture
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
+from glove_mcp.connect.tasks_extension import extension_kwargs
 from glove_mcp.errors import GloveMcpError
 
 __all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_on_session"]
@@ -243,6 +244,9 @@ class Session:
                     write,
                     client_info=self.client_info,
                     **self.requests.callbacks(self.namespace, self._spawn),
+                    # Declared on 2026-07-28 only: a server may then answer tools/call with a
+                    # task handle, which every call follows (_calls.plain_call).
+                    **extension_kwargs(),
                 )
             )
             self.session_in_handshake = session

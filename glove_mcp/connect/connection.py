@@ -572,7 +572,7 @@ class McpServerConnection(AsyncResource):
             return await self._call_as_task(name, args, gate)
 
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await plain_call(s, name, args, gate)
+            return await plain_call(s, name, args, gate, self.call_timeout)
 
         return call_result_from_sdk(await self._request(f"tools/call {name!r}", call))
 

@@ -45,6 +45,7 @@ __all__ = [
     "ProgressSink",
     "RootsOption",
     "ServerRequests",
+    "answer_input_requests",
     "connection_requests",
     "resolve_input_required",
     "roots_from",
@@ -324,7 +325,7 @@ async def resolve_input_required(
         responses: types.InputResponses | None = None
         requests = current.input_requests or {}
         if requests:
-            responses = await _answer_all(session, requests)
+            responses = await answer_input_requests(session, requests)
         else:
             await asyncio.sleep(_STATE_ONLY_DELAYS[min(round, len(_STATE_ONLY_DELAYS) - 1)])
         current = await retry(responses, current.request_state)
@@ -334,9 +335,16 @@ async def resolve_input_required(
     )
 
 
-async def _answer_all(
+async def answer_input_requests(
     session: ClientSession, requests: dict[str, types.InputRequest]
 ) -> types.InputResponses:
+    """Answer input requests (elicitation, sampling, roots) with the session's own handlers,
+    all at once, keyed as asked.
+
+    Raises:
+        MCPError: a handler refused one (the others are cancelled).
+    """
+
     async def answer(key: str, request: types.InputRequest) -> types.InputResponse:
         ctx = ClientRequestContext(session=session, request_id=key)
         response = await session.dispatch_input_request(ctx, request)

@@ -53,6 +53,7 @@ __all__ = [
     "TaskPolicy",
     "TaskStatusInfo",
     "call_tool_as_task",
+    "poll_interval",
     "wants_task",
 ]
 
@@ -149,7 +150,7 @@ class _Run:
             self.status_message,
         )
         self.status, self.status_message = task.status, task.status_message
-        self.poll_interval = _poll_interval(task.poll_interval)
+        self.poll_interval = poll_interval(task.poll_interval)
         if changed and self.on_status is not None:
             await self.on_status(TaskStatusInfo(task.task_id, task.status, task.status_message))
 
@@ -188,7 +189,10 @@ class _Run:
             logger.debug("tasks/cancel for task %s got no answer in time", self.task_id)
 
 
-def _poll_interval(suggested_ms: int | None) -> float:
+def poll_interval(suggested_ms: int | None) -> float:
+    """Seconds to wait before the next ``tasks/get``: the server's suggestion (milliseconds)
+    clamped to ``MIN_POLL_INTERVAL``..``MAX_POLL_INTERVAL``, ``DEFAULT_POLL_INTERVAL`` without
+    one."""
     if suggested_ms is None:
         return DEFAULT_POLL_INTERVAL
     return min(max(suggested_ms / 1000, MIN_POLL_INTERVAL), MAX_POLL_INTERVAL)
@@ -246,7 +250,7 @@ async def call_tool_as_task(
         task_id=task.task_id,
         status=task.status,
         status_message=task.status_message,
-        poll_interval=_poll_interval(task.poll_interval),
+        poll_interval=poll_interval(task.poll_interval),
         on_status=on_status,
         max_polls=max_polls,
     )
