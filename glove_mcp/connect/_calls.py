@@ -12,7 +12,7 @@ import mcp_types as types
 from mcp.client.session import ClientSession
 
 from glove_mcp.connect.mcp_server_requests import ProgressGate, resolve_input_required
-from glove_mcp.connect.tasks import TaskStatusInfo, call_tool_as_task
+from glove_mcp.connect.tasks import TaskStatusInfo, TaskWatch, call_tool_as_task
 from glove_mcp.connect.tasks_extension import CreatedTask, drive_task
 
 __all__ = ["plain_call", "task_call"]
@@ -73,7 +73,17 @@ async def task_call(
     args: dict[str, Any] | None,
     gate: ProgressGate,
     max_wait: float | None,
+    watch: TaskWatch | None = None,
 ) -> types.CallToolResult:
     """Call ``name`` as a task and wait (up to ``max_wait``) for its result; each new status
-    goes to ``gate`` as a progress report (a count, no total, the status as message)."""
-    return await call_tool_as_task(session, name, args, max_wait=max_wait, on_status=_status(gate))
+    goes to ``gate`` as a progress report (a count, no total, the status as message), and
+    so does the server's own progress, also after the task started (through ``watch``)."""
+    return await call_tool_as_task(
+        session,
+        name,
+        args,
+        max_wait=max_wait,
+        on_status=_status(gate),
+        progress_callback=gate.sibling() if watch is not None else None,
+        watch=watch,
+    )

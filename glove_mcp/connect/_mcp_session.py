@@ -35,6 +35,7 @@ from glove_mcp.connect._http_answer import HttpAnswer, answer_of, says_session_l
 from glove_mcp.connect._stderr import StderrCapture
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
+from glove_mcp.connect.tasks import TaskWatch
 from glove_mcp.connect.tasks_extension import extension_kwargs
 from glove_mcp.errors import GloveMcpError
 
@@ -77,12 +78,15 @@ class Session:
         protocol: ProtocolChoice = "auto",
         requests: ServerRequests | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        watch: TaskWatch | None = None,
     ) -> None:
         self.namespace = namespace
         self.max_message_bytes = max_message_bytes
         self.too_large = 0
         """Responses whose reading stopped at ``max_message_bytes``."""
         self.requests = requests or ServerRequests()
+        self.watch = watch
+        """Where progress and status notifications of running tasks go."""
         self.protocol = protocol
         self.url = url
         self.command = command
@@ -243,7 +247,7 @@ class Session:
                     read,
                     write,
                     client_info=self.client_info,
-                    **self.requests.callbacks(self.namespace, self._spawn),
+                    **self.requests.callbacks(self.namespace, self._spawn, self.watch),
                     # Declared on 2026-07-28 only: a server may then answer tools/call with a
                     # task handle, which every call follows (_calls.plain_call).
                     **extension_kwargs(),

@@ -97,7 +97,7 @@ from glove_mcp.connect.mcp_server_requests import (
     ServerRequests,
     connection_requests,
 )
-from glove_mcp.connect.tasks import TaskPolicy, wants_task
+from glove_mcp.connect.tasks import TaskPolicy, TaskWatch, wants_task
 from glove_mcp.connect.tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
     GloveMcpError,
@@ -230,6 +230,7 @@ class McpServerConnection(AsyncResource):
         """When a call runs as a task: always for tools that require it; for tools where
         it is optional, unless this is ``"never"``."""
         self._task_support: dict[str, str | None] = {}
+        self._task_watch = TaskWatch()
         self.requests = requests or ServerRequests()
         """How it answers what the server asks (sampling, elicitation, roots) and where the
         server's log messages and list changes go."""
@@ -329,6 +330,7 @@ class McpServerConnection(AsyncResource):
                 protocol=self.protocol,
                 requests=self._requests_with_invalidation(),
                 max_message_bytes=self.max_message_bytes,
+                watch=self._task_watch,
             )
             self._session = fresh
             try:
@@ -582,7 +584,7 @@ class McpServerConnection(AsyncResource):
         # The task bounds its own wait and cancels itself on the server when it runs out; its
         # TimeoutError then becomes McpTimeoutError like any call's, but the session stays.
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await task_call(s, name, args, gate, self.call_timeout)
+            return await task_call(s, name, args, gate, self.call_timeout, self._task_watch)
 
         return call_result_from_sdk(
             await self._request(f"tools/call {name!r} (task)", call, bounded=False)

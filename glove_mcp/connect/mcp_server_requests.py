@@ -33,6 +33,7 @@ from mcp.shared.exceptions import MCPError
 from glove_core.models import ModelAdapter
 from glove_mcp.connect.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.connect.sampling import SAMPLING_CAPABILITY, SamplingAnswer, answer_sampling
+from glove_mcp.connect.tasks import TaskWatch
 from glove_mcp.subscribers import McpLog
 
 __all__ = [
@@ -165,6 +166,11 @@ class ProgressGate:
         self._last_progress = float("-inf")
         self.dropped = 0
 
+    def sibling(self) -> ProgressGate:
+        """A gate to the same sink with its own count: for a second sequence of reports (a
+        task's statuses beside the server's own progress), which need not grow together."""
+        return ProgressGate(self._sink, self._interval, self._clock)
+
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         if self._sink is None:
             return
@@ -214,10 +220,16 @@ class ServerRequests:
         call."""
         return any(x is not None for x in (self.sampling, self.elicitation, self.roots))
 
-    def callbacks(self, server: str, spawn: Callable[[Awaitable[None]], None]) -> dict[str, Any]:
+    def callbacks(
+        self,
+        server: str,
+        spawn: Callable[[Awaitable[None]], None],
+        watch: TaskWatch | None = None,
+    ) -> dict[str, Any]:
         """Keyword arguments for the SDK's ``ClientSession``. ``spawn`` runs a coroutine in
         the background (a list change is handled after the notification returns, so the
-        session's read loop never waits on a re-listing that goes through it)."""
+        session's read loop never waits on a re-listing that goes through it). ``watch``
+        gets the progress and task status notifications of running tasks."""
         gate = LogGate()
         python_logger = server_logger(server)
         kwargs: dict[str, Any] = {"log_level": self.log_level}
@@ -280,6 +292,16 @@ class ServerRequests:
         changed = self.on_list_changed
 
         async def message_handler(message: Any) -> None:
+            if watch is not None and isinstance(
+                message, types.ProgressNotification | types.TaskStatusNotification
+            ):
+                seen = watch
+
+                async def hand_over(note: Any = message) -> None:
+                    await seen.deliver(note)
+
+                spawn(hand_over())
+                return
             kind: ChangeKind | None = None
             if isinstance(message, types.ToolListChangedNotification):
                 kind = "tools"
