@@ -39,7 +39,14 @@ from glove_mcp.connect.tasks import TaskWatch
 from glove_mcp.connect.tasks_extension import extension_kwargs
 from glove_mcp.errors import GloveMcpError
 
-__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_on_session"]
+__all__ = [
+    "ListingSession",
+    "ProtocolChoice",
+    "Session",
+    "forget_when_done",
+    "leaves",
+    "run_on_session",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -59,6 +66,29 @@ _ERA_WORDS = ("protocol version", "not initialized", "session id", "method not f
 ProtocolChoice = Literal["auto", "legacy"]
 """How a session opens: ``"auto"`` tries the stateless protocol (``server/discover``) and falls
 back to the ``initialize`` handshake; ``"legacy"`` only uses the handshake."""
+
+
+class ListingSession(ClientSession):
+    """The SDK's session, able to take in a ``tools/list`` page it did not fetch itself.
+
+    ``ClientSession.list_tools`` derives per-tool state from each listing it fetches: the
+    output schemas results are validated against, and on 2026-07-28 the ``x-mcp-header``
+    arguments mirrored into request headers (tools with invalid ones dropped). A page served
+    from the list cache must go through the same step, or the session lists again at its
+    first call and sends calls without their headers. The step is the SDK's own
+    ``_absorb_tool_listing``, documented as the seam its response cache re-absorbs listings
+    through; it is reached here from the subclass only.
+    """
+
+    def absorb_tools(self, page: types.ListToolsResult, *, complete: bool) -> types.ListToolsResult:
+        """Take in a cached ``tools/list`` page as if it had just been fetched; returns the
+        page as the session keeps it (tools with invalid header annotations dropped).
+
+        Args:
+            page: the page.
+            complete: the page is the whole listing (no cursor asked, none returned).
+        """
+        return self._absorb_tool_listing(page.model_copy(deep=True), complete=complete)
 
 
 class Session:
@@ -243,7 +273,7 @@ class Session:
             if capture is not None:
                 capture.spawned()
             session = await stack.enter_async_context(
-                ClientSession(
+                ListingSession(
                     read,
                     write,
                     client_info=self.client_info,

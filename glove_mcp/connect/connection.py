@@ -85,7 +85,12 @@ from glove_mcp.connect._failures import (
     request_failure,
     with_refusal,
 )
-from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_on_session
+from glove_mcp.connect._mcp_session import (
+    ListingSession,
+    ProtocolChoice,
+    Session,
+    run_on_session,
+)
 from glove_mcp.connect.elicitation import OnElicitation
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
 from glove_mcp.connect.list_cache import server_identity
@@ -641,6 +646,9 @@ class McpServerConnection(AsyncResource):
                     _require(s, self.namespace, capability)
                 key = (self._list_server, s.protocol_version or "", what, p.cursor if p else None)
                 cached = await self._lists.get(*key, self._list_partition)
+                if isinstance(cached, types.ListToolsResult) and isinstance(s, ListingSession):
+                    whole = p is None and cached.next_cursor is None
+                    return cast(_Page, s.absorb_tools(cached, complete=whole))
                 if cached is not None:
                     return cast(_Page, cached)
                 fetched = await fetch(s, p)

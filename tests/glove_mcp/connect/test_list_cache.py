@@ -84,6 +84,20 @@ async def test_public_lists_serve_every_connection_of_the_pool(
     assert pool.list_cache.stats.hits == 1
 
 
+async def test_a_cached_listing_serves_the_sessions_own_checks(
+    public_notes: McpTestServer,
+) -> None:
+    # A call's structured result is checked against the tool's output schema, which the SDK
+    # session learns from a listing: a cached page must teach it too, or it lists again.
+    async with McpClientPool() as pool:
+        for _ in range(2):
+            async with await connect_mcp("notes", public_notes.url, pool=pool) as conn:
+                await conn.list_tools()
+                result = await conn.call_tool("read_page", {"page_id": "p1"})
+                assert result.structured_content is not None
+    assert public_notes.control.methods["tools/list"] == 1
+
+
 async def test_a_disabled_cache_lists_every_time(public_notes: McpTestServer) -> None:
     async with McpClientPool(list_cache=ListCache(enabled=False)) as pool:
         await _names(pool, public_notes.url)
