@@ -343,6 +343,7 @@ async def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from glove_mcp.cli._late_store import LateStore
+    from glove_mcp.cli.login import client_metadata_url
     from glove_mcp.oauth import Connections
     from glove_mcp.server import HeadlessServer, HttpLimits, uvicorn_config
     from glove_mcp.server.access_log import ACCESS_LOGGER
@@ -360,7 +361,7 @@ async def serve(args: argparse.Namespace) -> int:
     # Each principal connects servers through /connections (the operator's `glove-mcp auth`
     # is the principal `default`'s login); the agent names that route when one is missing.
     late_store = LateStore()
-    connections = Connections(catalogue, late_store)
+    connections = Connections(catalogue, late_store, client_metadata_url=client_metadata_url(args))
     entries = connections.with_connect_hints()
     # Checked now, not at the first session: a bad script is one line and exit status 2.
     script = read_script(args.script) if args.script else None

@@ -36,7 +36,8 @@ def add_parser(commands: Any) -> None:
         "  glove-mcp auth notion\n"
         "  glove-mcp auth notion --no-browser          over SSH: paste the redirect back\n"
         "  glove-mcp auth notion --force               log in again (another account)\n"
-        "  glove-mcp auth tracker --catalogue servers.toml --port 0\n",
+        "  glove-mcp auth tracker --catalogue servers.toml --port 0\n"
+        "  glove-mcp auth notion --client-metadata-url https://example.com/glove/client.json\n",
     )
     sub.add_argument("id", help="the catalogue id, e.g. notion")
     sub.add_argument(
@@ -59,6 +60,14 @@ def add_parser(commands: Any) -> None:
     )
     sub.add_argument(
         "--client-id", metavar="ID", help="a client registered out of band (no registration)"
+    )
+    sub.add_argument(
+        "--client-metadata-url",
+        metavar="URL",
+        help="the HTTPS URL of this client's metadata document (Client ID Metadata Document), "
+        "used as client id where the authorization server supports it; otherwise the client "
+        "registers dynamically (deprecated). The document must list "
+        "http://127.0.0.1:PORT/callback (see --port) among its redirect_uris",
     )
     sub.add_argument(
         "--client-secret-env",

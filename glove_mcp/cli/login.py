@@ -11,6 +11,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.cli.config import load_catalogue, token_file
@@ -30,7 +31,7 @@ from glove_mcp.oauth import (
 )
 from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
-__all__ = ["auth", "entry_named", "logout"]
+__all__ = ["auth", "client_metadata_url", "entry_named", "logout"]
 
 
 def entry_named(entries: list[McpCatalogueEntry], server_id: str) -> McpCatalogueEntry:
@@ -39,6 +40,30 @@ def entry_named(entries: list[McpCatalogueEntry], server_id: str) -> McpCatalogu
             return entry
     known = ", ".join(e.id for e in entries)
     raise CliError(f"no server {server_id!r} in the catalogue (known: {known})", 2)
+
+
+def client_metadata_url(args: argparse.Namespace) -> str | None:
+    """``--client-metadata-url``, checked: an HTTPS URL with a path.
+
+    Raises:
+        CliError: another URL, or given with ``--client-id``.
+    """
+    url: str | None = getattr(args, "client_metadata_url", None)
+    if url is None:
+        return None
+    if getattr(args, "client_id", None):
+        raise CliError(
+            "--client-metadata-url and --client-id name two different clients; give one",
+            status=2,
+        )
+    parsed = urlsplit(url)
+    if parsed.scheme != "https" or not parsed.netloc or parsed.path in ("", "/"):
+        raise CliError(
+            f"--client-metadata-url must be an HTTPS URL with a path, e.g. "
+            f"https://example.com/glove/client.json (got {url!r})",
+            status=2,
+        )
+    return url
 
 
 def _pre_registered(args: argparse.Namespace) -> dict[str, str] | None:
@@ -81,6 +106,7 @@ async def auth(args: argparse.Namespace) -> int:
         print(f"{entry.id}: {plain}")
         return 0
     client = _pre_registered(args)
+    client_metadata_url(args)  # checked before anything is opened
     # Opened first: a database that cannot be reached stops the command before the person
     # consents to a login it could not keep.
     async with command_token_store(args) as store:
@@ -164,6 +190,7 @@ async def _run_login(
             key,
             port=args.port,
             pre_registered_client=client,
+            client_metadata_url=client_metadata_url(args),
             open_browser=not args.no_browser,
             on_progress=say,
             timeout=args.timeout,

@@ -60,6 +60,14 @@ def add_parser(commands: Any) -> None:
         help="the address clients and browsers reach this server at (behind a proxy or load "
         "balancer): the base of the OAuth redirect of /connections; https unless loopback",
     )
+    serve.add_argument(
+        "--client-metadata-url",
+        metavar="URL",
+        help="the HTTPS URL of this server's OAuth client metadata document (Client ID "
+        "Metadata Document) for the logins of /connections, used where the authorization "
+        "server supports it (otherwise: dynamic registration, deprecated); its redirect_uris "
+        "must list PUBLIC_URL/oauth/callback",
+    )
     add_auth_flags(serve)
     limits = serve.add_argument_group("limits")
     add_principal_limits(limits)

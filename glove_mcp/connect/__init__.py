@@ -11,10 +11,12 @@ from glove_mcp.connect.connection import ProtocolChoice as ProtocolChoice
 from glove_mcp.connect.connection import ToolFilter as ToolFilter
 from glove_mcp.connect.connection import connect_mcp as connect_mcp
 from glove_mcp.connect.connection import include_tool as include_tool
+from glove_mcp.connect.list_cache import ListCache as ListCache
 
 __all__ = [
     "ClientInfo",
     "ConnectionState",
+    "ListCache",
     "McpClientPool",
     "McpServerConnection",
     "ProtocolChoice",

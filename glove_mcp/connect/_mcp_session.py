@@ -36,9 +36,18 @@ from glove_mcp.connect._stderr import StderrCapture
 from glove_mcp.connect._tracing import detach_ambient
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
+from glove_mcp.connect.tasks import TaskWatch
+from glove_mcp.connect.tasks_extension import extension_kwargs
 from glove_mcp.errors import GloveMcpError
 
-__all__ = ["ProtocolChoice", "Session", "forget_when_done", "leaves", "run_on_session"]
+__all__ = [
+    "ListingSession",
+    "ProtocolChoice",
+    "Session",
+    "forget_when_done",
+    "leaves",
+    "run_on_session",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +69,29 @@ ProtocolChoice = Literal["auto", "legacy"]
 back to the ``initialize`` handshake; ``"legacy"`` only uses the handshake."""
 
 
+class ListingSession(ClientSession):
+    """The SDK's session, able to take in a ``tools/list`` page it did not fetch itself.
+
+    ``ClientSession.list_tools`` derives per-tool state from each listing it fetches: the
+    output schemas results are validated against, and on 2026-07-28 the ``x-mcp-header``
+    arguments mirrored into request headers (tools with invalid ones dropped). A page served
+    from the list cache must go through the same step, or the session lists again at its
+    first call and sends calls without their headers. The step is the SDK's own
+    ``_absorb_tool_listing``, documented as the seam its response cache re-absorbs listings
+    through; it is reached here from the subclass only.
+    """
+
+    def absorb_tools(self, page: types.ListToolsResult, *, complete: bool) -> types.ListToolsResult:
+        """Take in a cached ``tools/list`` page as if it had just been fetched; returns the
+        page as the session keeps it (tools with invalid header annotations dropped).
+
+        Args:
+            page: the page.
+            complete: the page is the whole listing (no cursor asked, none returned).
+        """
+        return self._absorb_tool_listing(page.model_copy(deep=True), complete=complete)
+
+
 class Session:
     """One MCP session inside its owner task."""
 
@@ -77,12 +109,15 @@ class Session:
         protocol: ProtocolChoice = "auto",
         requests: ServerRequests | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        watch: TaskWatch | None = None,
     ) -> None:
         self.namespace = namespace
         self.max_message_bytes = max_message_bytes
         self.too_large = 0
         """Responses whose reading stopped at ``max_message_bytes``."""
         self.requests = requests or ServerRequests()
+        self.watch = watch
+        """Where progress and status notifications of running tasks go."""
         self.protocol = protocol
         self.url = url
         self.command = command
@@ -244,11 +279,14 @@ class Session:
             if capture is not None:
                 capture.spawned()
             session = await stack.enter_async_context(
-                ClientSession(
+                ListingSession(
                     read,
                     write,
                     client_info=self.client_info,
-                    **self.requests.callbacks(self.namespace, self._spawn),
+                    **self.requests.callbacks(self.namespace, self._spawn, self.watch),
+                    # Declared on 2026-07-28 only: a server may then answer tools/call with a
+                    # task handle, which every call follows (_calls.plain_call).
+                    **extension_kwargs(),
                 )
             )
             self.session_in_handshake = session

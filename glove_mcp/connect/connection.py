@@ -52,8 +52,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Collection, Coroutine, Mapping, Sequence
+from dataclasses import replace
 from enum import Enum
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, TypeVar, cast
 
 import httpx2
 import mcp_types as types
@@ -84,7 +85,12 @@ from glove_mcp.connect._failures import (
     request_failure,
     with_refusal,
 )
-from glove_mcp.connect._mcp_session import ProtocolChoice, Session, run_on_session
+from glove_mcp.connect._mcp_session import (
+    ListingSession,
+    ProtocolChoice,
+    Session,
+    run_on_session,
+)
 from glove_mcp.connect._tracing import (
     MCP_PROTOCOL_VERSION,
     MCP_SESSION_ID,
@@ -94,14 +100,16 @@ from glove_mcp.connect._tracing import (
 )
 from glove_mcp.connect.elicitation import OnElicitation
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool
+from glove_mcp.connect.list_cache import server_identity
 from glove_mcp.connect.mcp_server_requests import (
+    ChangeKind,
     ProgressGate,
     ProgressSink,
     RootsOption,
     ServerRequests,
     connection_requests,
 )
-from glove_mcp.connect.tasks import TaskPolicy, wants_task
+from glove_mcp.connect.tasks import TaskPolicy, TaskWatch, wants_task
 from glove_mcp.connect.tool_filter import ToolFilter, include_tool
 from glove_mcp.errors import (
     GloveMcpError,
@@ -234,9 +242,15 @@ class McpServerConnection(AsyncResource):
         """When a call runs as a task: always for tools that require it; for tools where
         it is optional, unless this is ``"never"``."""
         self._task_support: dict[str, str | None] = {}
+        self._task_watch = TaskWatch()
         self.requests = requests or ServerRequests()
         """How it answers what the server asks (sampling, elicitation, roots) and where the
         server's log messages and list changes go."""
+        # List caching: public pages go to the pool's cache under the server's identity,
+        # private ones under a partition only this connection has.
+        self._lists = self._pool.list_cache
+        self._list_partition = self._lists.private_partition()
+        self._list_server = server_identity(url, self.command, self._env, self._declared())
         self._session: Session | None = None
         self._connecting = asyncio.Lock()
         self._state = ConnectionState.IDLE
@@ -333,8 +347,9 @@ class McpServerConnection(AsyncResource):
             command=self.command,
             env=self._env,
             protocol=self.protocol,
-            requests=self.requests,
+            requests=self._requests_with_invalidation(),
             max_message_bytes=self.max_message_bytes,
+            watch=self._task_watch,
         )
         self._session = fresh
         try:
@@ -355,6 +370,27 @@ class McpServerConnection(AsyncResource):
             span.rename("server/discover")
         _describe(span, fresh)
         return fresh
+
+    def _declared(self) -> str:
+        """What this client declares that may change what a server lists, for cache keys."""
+        r = self.requests
+        flags = [r.sampling is not None, r.elicitation is not None, r.roots is not None]
+        return "".join("1" if f else "0" for f in flags) + f":{self.tasks}"
+
+    def _requests_with_invalidation(self) -> ServerRequests:
+        """``self.requests``, with a ``list_changed`` first making that list's cached pages
+        stale (for every connection of the pool), then going where it went before."""
+        changed = self.requests.on_list_changed
+        if changed is None:
+            # Nobody listens (plain connect_mcp): cached pages live out their ttlMs, as
+            # the spec allows a client that does not subscribe.
+            return self.requests
+
+        async def on_list_changed(kind: ChangeKind) -> None:
+            self._lists.invalidate(self._list_server, kind)
+            await changed(kind)
+
+        return replace(self.requests, on_list_changed=on_list_changed)
 
     async def _drop(self, session: Session) -> None:
         """Forget a broken session. No graceful close: telling a server that is down, stalled
@@ -581,7 +617,7 @@ class McpServerConnection(AsyncResource):
             return await self._call_as_task(name, args, gate)
 
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await plain_call(s, name, args, gate)
+            return await plain_call(s, name, args, gate, self.call_timeout)
 
         return call_result_from_sdk(
             await self._request(
@@ -595,7 +631,7 @@ class McpServerConnection(AsyncResource):
         # The task bounds its own wait and cancels itself on the server when it runs out; its
         # TimeoutError then becomes McpTimeoutError like any call's, but the session stays.
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await task_call(s, name, args, gate, self.call_timeout)
+            return await task_call(s, name, args, gate, self.call_timeout, self._task_watch)
 
         return call_result_from_sdk(
             await self._request(
@@ -657,7 +693,16 @@ class McpServerConnection(AsyncResource):
             ) -> _Page:
                 if capability is not None:
                     _require(s, self.namespace, capability)
-                return await fetch(s, p)
+                key = (self._list_server, s.protocol_version or "", what, p.cursor if p else None)
+                cached = await self._lists.get(*key, self._list_partition)
+                if isinstance(cached, types.ListToolsResult) and isinstance(s, ListingSession):
+                    whole = p is None and cached.next_cursor is None
+                    return cast(_Page, s.absorb_tools(cached, complete=whole))
+                if cached is not None:
+                    return cast(_Page, cached)
+                fetched = await fetch(s, p)
+                await self._lists.put(*key, self._list_partition, fetched)
+                return fetched
 
             result = await self._request(what, page, method=what)
             pages.append(result)

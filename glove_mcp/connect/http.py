@@ -56,6 +56,7 @@ import anyio
 import httpx2
 
 from glove_core.resources import AsyncResource
+from glove_mcp.connect.list_cache import ListCache
 from glove_mcp.errors import McpStateError
 
 __all__ = ["DEFAULT_MAX_MESSAGE_BYTES", "McpClientPool", "MessageTooLarge", "observe_status"]
@@ -83,10 +84,22 @@ class McpClientPool(AsyncResource):
             proxy=...)``; the pool never closes it. When omitted, the pool creates one on
             first use (honouring the environment's proxy and certificate settings) and closes
             it in ``aclose()``.
+        list_cache: where the connections of this pool keep the list pages servers allow
+            to be cached (``ttlMs``/``cacheScope``; see ``glove_mcp.connect.list_cache``):
+            public pages serve every connection of the pool, private ones only their own.
+            A fresh ``ListCache()`` when omitted; ``ListCache(enabled=False)`` lists every
+            time.
     """
 
-    def __init__(self, transport: httpx2.AsyncBaseTransport | None = None) -> None:
+    def __init__(
+        self,
+        transport: httpx2.AsyncBaseTransport | None = None,
+        *,
+        list_cache: ListCache | None = None,
+    ) -> None:
         self._transport = transport
+        self.list_cache = list_cache if list_cache is not None else ListCache()
+        """The list pages shared by the connections of this pool."""
         self._owned = transport is None
         self._closed = False
 

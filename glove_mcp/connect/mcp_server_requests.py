@@ -34,6 +34,7 @@ from glove_core.models import ModelAdapter
 from glove_mcp.connect._tracing import server_request_span
 from glove_mcp.connect.elicitation import OnElicitation, answer_elicitation
 from glove_mcp.connect.sampling import SAMPLING_CAPABILITY, SamplingAnswer, answer_sampling
+from glove_mcp.connect.tasks import TaskWatch
 from glove_mcp.subscribers import McpLog
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "ProgressSink",
     "RootsOption",
     "ServerRequests",
+    "answer_input_requests",
     "connection_requests",
     "resolve_input_required",
     "roots_from",
@@ -165,6 +167,11 @@ class ProgressGate:
         self._last_progress = float("-inf")
         self.dropped = 0
 
+    def sibling(self) -> ProgressGate:
+        """A gate to the same sink with its own count: for a second sequence of reports (a
+        task's statuses beside the server's own progress), which need not grow together."""
+        return ProgressGate(self._sink, self._interval, self._clock)
+
     async def __call__(self, progress: float, total: float | None, message: str | None) -> None:
         if self._sink is None:
             return
@@ -214,10 +221,16 @@ class ServerRequests:
         call."""
         return any(x is not None for x in (self.sampling, self.elicitation, self.roots))
 
-    def callbacks(self, server: str, spawn: Callable[[Awaitable[None]], None]) -> dict[str, Any]:
+    def callbacks(
+        self,
+        server: str,
+        spawn: Callable[[Awaitable[None]], None],
+        watch: TaskWatch | None = None,
+    ) -> dict[str, Any]:
         """Keyword arguments for the SDK's ``ClientSession``. ``spawn`` runs a coroutine in
         the background (a list change is handled after the notification returns, so the
-        session's read loop never waits on a re-listing that goes through it)."""
+        session's read loop never waits on a re-listing that goes through it). ``watch``
+        gets the progress and task status notifications of running tasks."""
         gate = LogGate()
         python_logger = server_logger(server)
         kwargs: dict[str, Any] = {"log_level": self.log_level}
@@ -282,6 +295,16 @@ class ServerRequests:
         changed = self.on_list_changed
 
         async def message_handler(message: Any) -> None:
+            if watch is not None and isinstance(
+                message, types.ProgressNotification | types.TaskStatusNotification
+            ):
+                seen = watch
+
+                async def hand_over(note: Any = message) -> None:
+                    await seen.deliver(note)
+
+                spawn(hand_over())
+                return
             kind: ChangeKind | None = None
             if isinstance(message, types.ToolListChangedNotification):
                 kind = "tools"
@@ -327,7 +350,7 @@ async def resolve_input_required(
         responses: types.InputResponses | None = None
         requests = current.input_requests or {}
         if requests:
-            responses = await _answer_all(session, requests)
+            responses = await answer_input_requests(session, requests)
         else:
             await asyncio.sleep(_STATE_ONLY_DELAYS[min(round, len(_STATE_ONLY_DELAYS) - 1)])
         current = await retry(responses, current.request_state)
@@ -337,9 +360,16 @@ async def resolve_input_required(
     )
 
 
-async def _answer_all(
+async def answer_input_requests(
     session: ClientSession, requests: dict[str, types.InputRequest]
 ) -> types.InputResponses:
+    """Answer input requests (elicitation, sampling, roots) with the session's own handlers,
+    all at once, keyed as asked.
+
+    Raises:
+        MCPError: a handler refused one (the others are cancelled).
+    """
+
     async def answer(key: str, request: types.InputRequest) -> types.InputResponse:
         ctx = ClientRequestContext(session=session, request_id=key)
         response = await session.dispatch_input_request(ctx, request)

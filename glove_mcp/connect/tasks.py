@@ -30,6 +30,7 @@ polling while ``tasks/result`` blocks so ``on_status`` still sees every change.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -52,7 +53,9 @@ __all__ = [
     "MIN_POLL_INTERVAL",
     "TaskPolicy",
     "TaskStatusInfo",
+    "TaskWatch",
     "call_tool_as_task",
+    "poll_interval",
     "wants_task",
 ]
 
@@ -92,6 +95,58 @@ class TaskStatusInfo:
     task_id: str
     status: mcp_types.TaskStatus
     status_message: str | None = None
+
+
+class TaskWatch:
+    """What a connection hears about its running 2025-11-25 tasks outside their polls.
+
+    The SDK forgets a call's progress token once ``tools/call`` is answered, and hands
+    ``notifications/tasks/status`` to no one; both still reach the session's message handler,
+    which gives them to this. A task call registers its own progress token (so reports sent
+    after the task started keep arriving) and its task id (so pushed statuses count like
+    polled ones) for as long as it runs.
+    """
+
+    def __init__(self) -> None:
+        self._progress: dict[str | int, ProgressFnT] = {}
+        self._status: dict[str, Callable[[mcp_types.Task], Awaitable[None]]] = {}
+        self._tokens = itertools.count(1)
+
+    def new_token(self) -> str:
+        """A progress token no other call of this connection uses."""
+        return f"glove-task-{next(self._tokens)}"
+
+    def watch_progress(self, token: str, callback: ProgressFnT | None) -> None:
+        """Send progress notifications for ``token`` to ``callback`` (None: drop them)."""
+        if callback is not None:
+            self._progress[token] = callback
+
+    def watch_status(
+        self, task_id: str, callback: Callable[[mcp_types.Task], Awaitable[None]]
+    ) -> None:
+        """Send ``notifications/tasks/status`` for ``task_id`` to ``callback``."""
+        self._status[task_id] = callback
+
+    def forget(self, token: str, task_id: str | None) -> None:
+        """Stop delivering for a call that ended."""
+        self._progress.pop(token, None)
+        if task_id is not None:
+            self._status.pop(task_id, None)
+
+    async def deliver(self, message: object) -> bool:
+        """Hand a notification to the call watching it; False when nobody is."""
+        if isinstance(message, mcp_types.ProgressNotification):
+            params = message.params
+            callback = self._progress.get(params.progress_token)
+            if callback is not None:
+                await callback(params.progress, params.total, params.message)
+                return True
+        elif isinstance(message, mcp_types.TaskStatusNotification):
+            watcher = self._status.get(message.params.task_id)
+            if watcher is not None:
+                await watcher(message.params)
+                return True
+        return False
 
 
 def wants_task(task_support: str | None, policy: TaskPolicy) -> bool:
@@ -149,7 +204,7 @@ class _Run:
             self.status_message,
         )
         self.status, self.status_message = task.status, task.status_message
-        self.poll_interval = _poll_interval(task.poll_interval)
+        self.poll_interval = poll_interval(task.poll_interval)
         if changed and self.on_status is not None:
             await self.on_status(TaskStatusInfo(task.task_id, task.status, task.status_message))
 
@@ -188,7 +243,10 @@ class _Run:
             logger.debug("tasks/cancel for task %s got no answer in time", self.task_id)
 
 
-def _poll_interval(suggested_ms: int | None) -> float:
+def poll_interval(suggested_ms: int | None) -> float:
+    """Seconds to wait before the next ``tasks/get``: the server's suggestion (milliseconds)
+    clamped to ``MIN_POLL_INTERVAL``..``MAX_POLL_INTERVAL``, ``DEFAULT_POLL_INTERVAL`` without
+    one."""
     if suggested_ms is None:
         return DEFAULT_POLL_INTERVAL
     return min(max(suggested_ms / 1000, MIN_POLL_INTERVAL), MAX_POLL_INTERVAL)
@@ -204,6 +262,7 @@ async def call_tool_as_task(
     on_status: Callable[[TaskStatusInfo], Awaitable[None]] | None = None,
     progress_callback: ProgressFnT | None = None,
     max_polls: int = DEFAULT_MAX_POLLS,
+    watch: TaskWatch | None = None,
 ) -> mcp_types.CallToolResult:
     """Call a tool as a task and wait for its result.
 
@@ -218,10 +277,13 @@ async def call_tool_as_task(
             None waits as long as the poll cap allows.
         on_status: awaited with every status the task reports that differs from the last
             one (the first included), e.g. to turn into progress events.
-        progress_callback: passed to ``tools/call`` and ``tasks/result``; servers that send
-            progress for a task after ``CreateTaskResult`` are not heard (the SDK drops the
-            token once ``tools/call`` is answered).
+        progress_callback: gets the server's progress reports. Without ``watch`` it goes to
+            ``tools/call`` and ``tasks/result``, and reports a server sends after
+            ``CreateTaskResult`` are not heard (the SDK drops the token once ``tools/call`` is
+            answered); with ``watch``, every report for the call's own token is heard.
         max_polls: ``tasks/get`` requests allowed before giving up.
+        watch: the connection's ``TaskWatch`` (its session's message handler feeds it):
+            progress after the task started, and pushed ``notifications/tasks/status``.
 
     Returns:
         The tool's ``CallToolResult``; for a ``failed`` task one with ``is_error=True`` that
@@ -234,7 +296,42 @@ async def call_tool_as_task(
         mcp.shared.exceptions.MCPError: a JSON-RPC error for ``tools/call`` or ``tasks/*``.
         RuntimeError: the result does not match the tool's output schema (as ``call_tool``).
     """
-    created = await _create(session, name, arguments, ttl_ms, progress_callback)
+    token: str | None = None
+    if watch is not None:
+        token = watch.new_token()
+        watch.watch_progress(token, progress_callback)
+        progress_callback = None  # delivered through the watch only, never twice
+    try:
+        return await _call_as_task(
+            session,
+            name,
+            arguments,
+            ttl_ms,
+            max_wait,
+            on_status,
+            progress_callback,
+            max_polls,
+            watch,
+            token,
+        )
+    finally:
+        if watch is not None and token is not None:
+            watch.forget(token, None)
+
+
+async def _call_as_task(
+    session: ClientSession,
+    name: str,
+    arguments: dict[str, Any] | None,
+    ttl_ms: int | None,
+    max_wait: float | None,
+    on_status: Callable[[TaskStatusInfo], Awaitable[None]] | None,
+    progress_callback: ProgressFnT | None,
+    max_polls: int,
+    watch: TaskWatch | None,
+    token: str | None,
+) -> mcp_types.CallToolResult:
+    created = await _create(session, name, arguments, ttl_ms, progress_callback, token)
     if isinstance(created, mcp_types.CallToolResult):
         if not created.is_error:
             await session.validate_tool_result(name, created)
@@ -246,10 +343,12 @@ async def call_tool_as_task(
         task_id=task.task_id,
         status=task.status,
         status_message=task.status_message,
-        poll_interval=_poll_interval(task.poll_interval),
+        poll_interval=poll_interval(task.poll_interval),
         on_status=on_status,
         max_polls=max_polls,
     )
+    if watch is not None:
+        watch.watch_status(task.task_id, run.see)
     try:
         with anyio.move_on_after(math.inf if max_wait is None else max_wait):
             await run.see(task, first=True)
@@ -268,6 +367,9 @@ async def call_tool_as_task(
         # Abort, timeout or a broken link: the server must not keep working for nobody.
         await run.cancel()
         raise
+    finally:
+        if watch is not None:
+            watch.forget("", task.task_id)
 
 
 async def _create(
@@ -276,12 +378,20 @@ async def _create(
     arguments: dict[str, Any] | None,
     ttl_ms: int | None,
     progress_callback: ProgressFnT | None,
+    token: str | None = None,
 ) -> mcp_types.CreateTaskResult | mcp_types.CallToolResult:
-    request = mcp_types.CallToolRequest(
-        params=mcp_types.CallToolRequestParams(
-            name=name, arguments=arguments, task=mcp_types.TaskMetadata(ttl=ttl_ms)
-        )
+    params = mcp_types.CallToolRequestParams(
+        name=name, arguments=arguments, task=mcp_types.TaskMetadata(ttl=ttl_ms)
     )
+    if token is not None:
+        # Our own token: the SDK would forget its own once tools/call is answered.
+        params = mcp_types.CallToolRequestParams(
+            name=name,
+            arguments=arguments,
+            task=mcp_types.TaskMetadata(ttl=ttl_ms),
+            _meta={"progress_token": token},
+        )
+    request = mcp_types.CallToolRequest(params=params)
     try:
         return await session.send_request(
             request, _CREATED_OR_RESULT, progress_callback=progress_callback

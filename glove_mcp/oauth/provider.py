@@ -13,6 +13,7 @@ The SDK does discovery (RFC 9728, RFC 8414), dynamic client registration, PKCE S
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncGenerator, Awaitable, Callable
 from urllib.parse import parse_qs, urlparse
 
@@ -44,6 +45,8 @@ __all__ = [
     "authorization_result",
 ]
 
+logger = logging.getLogger(__name__)
+
 Authorizer = Callable[[str], Awaitable[str]]
 """``authorize(authorization_url) -> redirected_url``: takes the URL a person would open and
 returns the URL the browser was redirected to (or just the code). The seam for scripts, tests
@@ -71,15 +74,24 @@ class StoreTokenStorage:
         server_url: the MCP server URL, recorded in a new state.
         hide_tokens: report no tokens to the SDK (forces a fresh login) while still saving
             the new ones.
+        client_metadata_url: the client's metadata document URL, if it has one: a client
+            stored under another id was registered dynamically (noted as deprecated).
     """
 
     def __init__(
-        self, store: OAuthStore, key: str, server_url: str, *, hide_tokens: bool = False
+        self,
+        store: OAuthStore,
+        key: str,
+        server_url: str,
+        *,
+        hide_tokens: bool = False,
+        client_metadata_url: str | None = None,
     ) -> None:
         self.store = store
         self.key = key
         self.server_url = server_url
         self.hide_tokens = hide_tokens
+        self.client_metadata_url = client_metadata_url
 
     def __repr__(self) -> str:
         return f"StoreTokenStorage(store={self.store!r}, key={self.key!r})"
@@ -115,7 +127,23 @@ class StoreTokenStorage:
         return state.client.to_sdk() if state.client else None
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
-        """Persist the registered client."""
+        """Persist the registered client (the SDK calls this after a Client ID Metadata
+        Document was chosen, or after dynamic registration)."""
+        if client_info.client_id != self.client_metadata_url:
+            # The SDK uses the document whenever the authorization server supports it, so
+            # anything else came from dynamic registration: still served, deprecated since
+            # 2025-11-25.
+            hint = (
+                "its authorization server does not support Client ID Metadata Documents"
+                if self.client_metadata_url
+                else "host a Client ID Metadata Document and pass its URL (client_metadata_url)"
+            )
+            logger.warning(
+                "MCP server %s: this client was registered dynamically, which is deprecated "
+                "in favour of Client ID Metadata Documents (%s)",
+                self.server_url,
+                hint,
+            )
         state = await self.state()
         await self.store.set(
             self.key, state.model_copy(update={"client": OAuthClientInfo.from_sdk(client_info)})
@@ -212,7 +240,13 @@ class McpOAuthProvider(StoredExpiry):
                 )
             redirect_handler, callback_handler = _handlers(authorize)
         self._requested_scope = scope
-        self.storage = StoreTokenStorage(store, key, server_url, hide_tokens=hide_stored_tokens)
+        self.storage = StoreTokenStorage(
+            store,
+            key,
+            server_url,
+            hide_tokens=hide_stored_tokens,
+            client_metadata_url=client_metadata_url,
+        )
         try:
             super().__init__(
                 server_url=server_url,

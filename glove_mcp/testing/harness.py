@@ -18,6 +18,7 @@ import contextlib
 import json
 import logging
 import socket
+from collections import Counter
 from collections.abc import (
     AsyncIterator,
     Awaitable,
@@ -76,6 +77,7 @@ class ServerControl:
         handshakes: how many handshake requests (``initialize`` or ``server/discover``)
             arrived: one per new connection with the stateless protocol or the handshake.
         discovers: how many of those were ``server/discover``.
+        methods: how many POSTs arrived per JSON-RPC method (``methods["tools/list"]``).
         seen_tokens: the bearer token of every request, in order (test double: tokens are fake).
         stalled_requests: how many requests were held by ``stall()`` so far.
     """
@@ -91,6 +93,7 @@ class ServerControl:
     requests: int = 0
     handshakes: int = 0
     discovers: int = 0
+    methods: Counter[str] = field(default_factory=Counter)
     seen_tokens: list[str | None] = field(default_factory=list)
     _sessions: set[str] = field(default_factory=set, repr=False)
     _expired: set[str] = field(default_factory=set, repr=False)
@@ -204,9 +207,10 @@ def gate(app: ASGIApp, control: ServerControl, path: str = "/mcp") -> ASGIApp:
             return
         session = _header(scope, b"mcp-session-id")
         method = None
-        peek = session is None or control.insufficient_scope is not None
-        if peek and scope.get("method") == "POST":
+        if scope.get("method") == "POST":
             method, receive = await _peek_method(receive)
+            if method is not None:
+                control.methods[method] += 1
         handshake = method in _HANDSHAKES
         if handshake:
             control.handshakes += 1

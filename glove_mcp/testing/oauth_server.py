@@ -9,6 +9,9 @@ factory) on one loopback origin::
     /.well-known/oauth-protected-resource/mcp   RFC 9728 protected resource metadata
     /.well-known/oauth-authorization-server     RFC 8414 authorization server metadata
     /register /authorize /token /revoke         RFC 7591, authorize, token, RFC 7009
+                                                (or, with ``client_metadata_documents``,
+                                                client ids that are the HTTPS URL of a Client
+                                                ID Metadata Document, fetched on first use)
     /consent                                    a consent page when auto-approve is off
 
 Switches and counters on the provider let tests deny consent, shorten token lifetimes, revoke
@@ -26,6 +29,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 from mcp.server.auth.provider import (
     AccessToken,
     AuthorizationCode,
@@ -70,6 +74,9 @@ class OAuthServerCounters:
         refresh_requests: refresh-token grants, including rejected ones.
         refresh_rejected: refresh-token grants refused (unknown, revoked or rotated away).
         revocations: tokens revoked through ``/revoke`` or ``revoke_all``.
+        metadata_documents: Client ID Metadata Documents fetched (and accepted).
+        rejected_documents: documents fetched and refused (wrong ``client_id``, no redirect
+            URIs, a client secret method, not JSON).
     """
 
     registrations: int = 0
@@ -79,6 +86,8 @@ class OAuthServerCounters:
     refresh_requests: int = 0
     refresh_rejected: int = 0
     revocations: int = 0
+    metadata_documents: int = 0
+    rejected_documents: int = 0
 
 
 @dataclass
@@ -108,6 +117,11 @@ class LocalAuthProvider(
             of the real one (a misconfigured or impostor server).
         on_token_request: awaited at the start of every token grant with the grant type
             (``"authorization_code"`` or ``"refresh_token"``) — e.g. to hold a refresh.
+        client_metadata_documents: advertise ``client_id_metadata_document_supported`` and
+            accept a client id that is an HTTPS URL: its document is fetched (once) and must
+            name that URL as ``client_id``, list ``redirect_uris`` and use no client secret.
+        fetch_document: how a document is fetched (a URL in, the parsed JSON out); an HTTPS
+            ``GET`` by default. Tests pass documents "hosted" elsewhere this way.
         counters: request counters.
     """
 
@@ -121,6 +135,8 @@ class LocalAuthProvider(
     refuse_code_grant: bool = False
     advertised_issuer: str | None = None
     on_token_request: Callable[[str], Awaitable[None]] | None = None
+    client_metadata_documents: bool = False
+    fetch_document: Callable[[str], Awaitable[Any]] | None = None
     counters: OAuthServerCounters = field(default_factory=OAuthServerCounters)
     clients: dict[str, OAuthClientInformationFull] = field(default_factory=dict, repr=False)
     _codes: dict[str, AuthorizationCode] = field(default_factory=dict, repr=False)
@@ -181,8 +197,25 @@ class LocalAuthProvider(
     # -- OAuthAuthorizationServerProvider -------------------------------------------------
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
-        """The registered client, or None."""
-        return self.clients.get(client_id)
+        """The registered client, the client a metadata document describes, or None."""
+        known = self.clients.get(client_id)
+        if known is not None or not self.client_metadata_documents:
+            return known
+        if not client_id.startswith("https://"):
+            return None
+        fetch = self.fetch_document or _fetch_document
+        try:
+            document = await fetch(client_id)
+        except (OSError, ValueError, httpx2.HTTPError):
+            self.counters.rejected_documents += 1
+            return None
+        client = _client_from_document(client_id, document)
+        if client is None:
+            self.counters.rejected_documents += 1
+            return None
+        self.counters.metadata_documents += 1
+        self.clients[client_id] = client
+        return client
 
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         """Store a dynamically registered client."""
@@ -338,15 +371,47 @@ _CONSENT_PAGE = """<!doctype html><html><body><h1>Allow access?</h1>
 <button name="decision" value="deny">Deny</button></form></body></html>"""
 
 
+async def _fetch_document(url: str) -> Any:
+    async with httpx2.AsyncClient(timeout=10, follow_redirects=False) as client:
+        response = await client.get(url, headers={"accept": "application/json"})
+        response.raise_for_status()
+        return response.json()
+
+
+def _client_from_document(url: str, document: Any) -> OAuthClientInformationFull | None:
+    """The client a Client ID Metadata Document describes, or None when it is not one this
+    server accepts (a public client: no secret)."""
+    if not isinstance(document, dict) or document.get("client_id") != url:
+        return None
+    uris = document.get("redirect_uris")
+    if not isinstance(uris, list) or not uris or not all(isinstance(u, str) for u in uris):
+        return None
+    if document.get("token_endpoint_auth_method", "none") != "none":
+        return None
+    try:
+        return OAuthClientInformationFull(
+            client_id=url,
+            redirect_uris=[AnyUrl(u) for u in uris],
+            token_endpoint_auth_method="none",
+            grant_types=document.get("grant_types") or ["authorization_code", "refresh_token"],
+            response_types=["code"],
+            client_name=document.get("client_name"),
+            scope=document.get("scope") or " ".join(DEFAULT_SCOPES),
+        )
+    except ValueError:
+        return None
+
+
 def _advertising(app: Any, provider: LocalAuthProvider) -> Any:
-    """Rewrite the issuer in the authorization server metadata while
-    ``provider.advertised_issuer`` is set."""
+    """Rewrite the authorization server metadata: the issuer while
+    ``provider.advertised_issuer`` is set, and ``client_id_metadata_document_supported``
+    while ``provider.client_metadata_documents`` is."""
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "")
         if (
             scope["type"] != "http"
-            or provider.advertised_issuer is None
+            or (provider.advertised_issuer is None and not provider.client_metadata_documents)
             or not path.startswith("/.well-known/oauth-authorization-server")
         ):
             await app(scope, receive, send)
@@ -363,7 +428,10 @@ def _advertising(app: Any, provider: LocalAuthProvider) -> Any:
         await app(scope, receive, capture)
         data = json.loads(body) if started.get("status") == 200 else None
         if isinstance(data, dict):
-            data["issuer"] = provider.advertised_issuer
+            if provider.advertised_issuer is not None:
+                data["issuer"] = provider.advertised_issuer
+            if provider.client_metadata_documents:
+                data["client_id_metadata_document_supported"] = True
             body[:] = json.dumps(data).encode()
         headers = [
             (k, v) for k, v in started.get("headers", []) if bytes(k).lower() != b"content-length"
