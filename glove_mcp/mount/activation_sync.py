@@ -10,6 +10,7 @@ from glove_mcp.mount.mcp_mount import McpMount
 
 __all__ = ["follow_activations"]
 
+
 def follow_activations(glove: Glove, mount: McpMount) -> None:
     """Before each turn, load the servers another instance activated for the conversation
     and drop those it deactivated (one read of the adapter), so every instance offers the
