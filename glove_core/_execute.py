@@ -19,6 +19,7 @@ from glove_core.abort import AbortError, AbortSignal
 from glove_core.context_items import current_tool_call
 from glove_core.display import DisplayManager
 from glove_core.result_limits import ResultLimits, bound_result
+from glove_core.steps import INTERRUPTED_NOT_RUN, ToolStep, TurnSteps
 from glove_core.stores.base import PermissionStore, StoreAdapter
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
@@ -52,12 +53,19 @@ async def execute_tool_calls(
     calls: list[ToolCall],
     signal: AbortSignal,
     disabled: set[str] | frozenset[str] = frozenset(),
+    steps: TurnSteps | None = None,
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
-    in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
-    if len(calls) > 1 and all(
+    in the order of the calls. Calls to tools in ``disabled`` are answered without running.
+    With ``steps`` (a durable execution) each call runs as that execution's steps."""
+    parallel = len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
-    ):
+    )
+    if steps is not None:
+        return await steps.tool_calls(
+            [_tool_step(runner, tools, c, signal, disabled) for c in calls], parallel=parallel
+        )
+    if parallel:
         return list(
             await asyncio.gather(*(_run_call(runner, tools, c, signal, disabled) for c in calls))
         )
@@ -80,20 +88,36 @@ async def _run_call(
     signal: AbortSignal,
     disabled: set[str] | frozenset[str],
 ) -> ToolResult:
+    tool, data = _check_call(tools, call, signal, disabled)
+    if tool is not None:
+        data = await _run_known(runner, tool, call, signal)
+    assert data is not None
+    return await _finish(runner, call, data)
+
+
+def _check_call(
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str],
+) -> tuple[Tool | None, ToolResultData | None]:
+    """The tool to run, or the result of a call that must not run."""
     tool = tools.get(call.name)
     if tool is None:
-        data = _error(_unknown_tool_message(call.name, list(tools)))
-    elif call.name in disabled:
-        data = _error(
+        return None, _error(_unknown_tool_message(call.name, list(tools)))
+    if call.name in disabled:
+        return None, _error(
             f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
             "run. Carry on without it, or ask the user whether it should be switched back on."
         )
-    elif signal.aborted:
-        data = ToolResultData(
+    if signal.aborted:
+        return None, ToolResultData(
             status="aborted", message="the request was aborted before this tool call started"
         )
-    else:
-        data = await _run_known(runner, tool, call, signal)
+    return tool, None
+
+
+async def _finish(runner: ToolRunner, call: ToolCall, data: ToolResultData) -> ToolResult:
     # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
@@ -102,26 +126,94 @@ async def _run_call(
     return result
 
 
+def _tool_step(
+    runner: ToolRunner,
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str],
+) -> ToolStep:
+    """One call as a durable execution runs it: what comes before the tool (checks, the
+    person's permission) apart from the tool itself."""
+    tool, refused = _check_call(tools, call, signal, disabled)
+
+    async def prepare() -> ToolResult | None:
+        if tool is None:
+            assert refused is not None
+            return await _finish(runner, call, refused)
+        parsed = _parse(tool, call)
+        if isinstance(parsed, ToolResultData):
+            return await _finish(runner, call, parsed)
+        denied = await _permission(runner, tool, call, signal)
+        return None if denied is None else await _finish(runner, call, denied)
+
+    async def invoke() -> ToolResult:
+        assert tool is not None
+        parsed = _parse(tool, call)
+        if isinstance(parsed, ToolResultData):
+            return await _finish(runner, call, parsed)
+        return await _finish(
+            runner, call, await _invoke_retrying(runner, tool, call, parsed, signal)
+        )
+
+    async def interrupted() -> ToolResult:
+        return await _finish(
+            runner, call, ToolResultData(status="aborted", message=INTERRUPTED_NOT_RUN)
+        )
+
+    return ToolStep(
+        call=call,
+        idempotent=tool is None or tool.idempotent,
+        prepare=prepare,
+        invoke=invoke,
+        interrupted=interrupted,
+    )
+
+
+def _parse(tool: Tool, call: ToolCall) -> Any:
+    """The parsed input, or the error result for input that does not fit."""
+    try:
+        return tool.parse_input(call.input)
+    except ToolInputError as exc:
+        return _error(str(exc))
+
+
+async def _permission(
+    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+) -> ToolResultData | None:
+    """None when the tool may run, else the result that says why not."""
+    if not tool.requires_permission:
+        return None
+    try:
+        granted = await _ask_permission(runner, tool, call, signal)
+    except AbortError:
+        return ToolResultData(
+            status="aborted", message="aborted while waiting for the user's permission"
+        )
+    if granted:
+        return None
+    return _error(
+        f"the user denied permission to run {tool.name!r} with this input. Do not retry "
+        "the same call; ask the user how to proceed."
+    )
+
+
 async def _run_known(
     runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
 ) -> ToolResultData:
-    try:
-        parsed = tool.parse_input(call.input)
-    except ToolInputError as exc:
-        return _error(str(exc))
+    parsed = _parse(tool, call)
+    if isinstance(parsed, ToolResultData):
+        return parsed
+    refused = await _permission(runner, tool, call, signal)
+    if refused is not None:
+        return refused
+    return await _invoke_retrying(runner, tool, call, parsed, signal)
+
+
+async def _invoke_retrying(
+    runner: ToolRunner, tool: Tool, call: ToolCall, parsed: Any, signal: AbortSignal
+) -> ToolResultData:
     ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
-    if tool.requires_permission:
-        try:
-            granted = await _ask_permission(runner, tool, call, signal)
-        except AbortError:
-            return ToolResultData(
-                status="aborted", message="aborted while waiting for the user's permission"
-            )
-        if not granted:
-            return _error(
-                f"the user denied permission to run {tool.name!r} with this input. Do not retry "
-                "the same call; ask the user how to proceed."
-            )
     attempts = 0
     while True:
         attempts += 1

@@ -255,6 +255,9 @@ def bridge_mcp_tool(
         json_schema=_input_schema(tool),
         requires_permission=not server_mode and not read_only,
         parallel_safe=read_only,
+        # A durable turn runs a call that was in flight at a crash again only when the server
+        # says a second call changes nothing more.
+        idempotent=read_only or tool.annotations.idempotent_hint is True,
     )
 
 
@@ -388,6 +391,7 @@ def bridge_resource_reader(
         input_model=_ReadInput,
         requires_permission=False,
         parallel_safe=True,
+        idempotent=True,
     )
 
 
