@@ -9,6 +9,7 @@ waiting for its turn can be aborted.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -17,7 +18,7 @@ from typing import Any
 from glove_core._execute import ToolRunner
 from glove_core._tool_sources import FoldedTools, ToolSources
 from glove_core._turns import TurnPreparer, Turns
-from glove_core.abort import AbortSignal
+from glove_core.abort import AbortController, AbortSignal
 from glove_core.compaction import CompactionConfig
 from glove_core.context import (
     DEFAULT_PROVIDER_TIMEOUT,
@@ -341,12 +342,22 @@ class Glove(AsyncResource):
     def _turn(self, parts: LoopParts, signal: AbortSignal) -> Turn:
         return Turn(conversation=self._store.identifier, parts=parts, signal=signal)
 
-    async def resume_interrupted(self, signal: AbortSignal | None = None) -> int:
+    async def resume_interrupted(
+        self, signal: AbortSignal | None = None, *, wait: float | None = None
+    ) -> int:
         """Finish the turns of this conversation that a dead process left unfinished (with a
-        durable ``execution``; without one there are none). Waits for the turn.
+        durable ``execution``; without one there are none).
+
+        Args:
+            signal: aborts the resumed turns.
+            wait: the most seconds to wait for the turn (another process may hold it); None
+                waits as long as it takes.
 
         Returns:
             How many turns were resumed.
+
+        Raises:
+            AbortError: the turn was not had within ``wait`` seconds.
         """
         execution = self._execution
         if execution is None:
@@ -354,8 +365,20 @@ class Glove(AsyncResource):
         if not self._built:
             raise GloveStateError("this Glove is not built: call .build() first")
         signal = signal if signal is not None else AbortSignal()
-        async with self._turns.turn(self, signal, after=self._events.after_turn):
-            return await execution.resume_turns(self._turn(self._loop_parts(), signal))
+        waiting = AbortController()
+        timer = (
+            None
+            if wait is None
+            else asyncio.get_running_loop().call_later(wait, waiting.abort, "no turn in time")
+        )
+        try:
+            async with self._turns.turn(self, waiting.signal, after=self._events.after_turn):
+                if timer is not None:
+                    timer.cancel()
+                return await execution.resume_turns(self._turn(self._loop_parts(), signal))
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     async def _wake(self) -> None:
         await self._take_turn(AbortSignal(), None)

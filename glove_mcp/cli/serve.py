@@ -144,6 +144,13 @@ def add_parser(commands: Any) -> None:
         help="most turns running at once on this instance; each holds a database connection "
         "for its conversation's lock (default 100)",
     )
+    database.add_argument(
+        "--durable",
+        action="store_true",
+        help="run each turn as a durable workflow in --database: when an instance dies "
+        "mid-turn, another finishes the turn from its last completed step (needs the durable "
+        "extra: pip install 'glove-agents[durable]')",
+    )
     catalogue_and_store(serve)
     safety_flags(serve, agent=True)
     model_options(serve)

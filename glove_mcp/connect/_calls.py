@@ -4,7 +4,7 @@ changes are reported as progress."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.client.session import ClientSession
@@ -16,7 +16,11 @@ __all__ = ["plain_call", "task_call"]
 
 
 async def plain_call(
-    session: ClientSession, name: str, args: dict[str, Any] | None, gate: ProgressGate
+    session: ClientSession,
+    name: str,
+    args: dict[str, Any] | None,
+    gate: ProgressGate,
+    meta: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
     """Call ``name``; when the server answers that it needs input first, answer its requests
     and call again with the answers and its state, round after round, until it answers."""
@@ -30,6 +34,7 @@ async def plain_call(
             progress_callback=gate,
             input_responses=responses,
             request_state=state,
+            meta=cast("types.RequestParamsMeta | None", meta),
             allow_input_required=True,
         )
 
