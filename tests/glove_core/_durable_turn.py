@@ -7,15 +7,19 @@ line to a file in FOLDER (the counts survive the kill). With MODE ``run`` the pr
 POINT until killed: ``model`` (in the second model call), ``tool`` (in ``write_page``),
 ``idempotent`` (in ``read_page``), ``permission`` (waiting for a person to allow
 ``publish``, called instead of the two), ``none`` (runs to the end).
+
+``GLOVE_TEST_TURN_FORMAT`` set: the process plays an older (or newer) version of glove that
+records its turns under that format.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 from pathlib import Path
 
-from glove_core import Glove, ModelRequest, ScriptedModel, ToolCall, tool
+from glove_core import Glove, ModelRequest, ScriptedModel, ToolCall, dbos_execution, tool
 from glove_core.dbos_execution import DbosExecution
 from glove_core.postgres import PostgresDatabase
 from glove_core.stores.postgres import PostgresStore
@@ -24,6 +28,9 @@ from glove_core.types import Message
 
 def main(url: str, conversation: str, mode: str, point: str, folder: Path) -> None:
     hang = mode == "run"
+    other_format = os.environ.get("GLOVE_TEST_TURN_FORMAT")
+    if other_format:
+        dbos_execution.TURN_FORMAT = other_format
 
     def count(what: str) -> None:
         with (folder / "counts").open("a") as file:

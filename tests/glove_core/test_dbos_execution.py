@@ -39,7 +39,7 @@ TIMEOUT = 60.0
 
 
 async def start_turn(
-    url: str, conversation: str, mode: str, point: str, folder: Path
+    url: str, conversation: str, mode: str, point: str, folder: Path, turn_format: str = ""
 ) -> asyncio.subprocess.Process:
     return await asyncio.create_subprocess_exec(
         sys.executable,
@@ -51,7 +51,7 @@ async def start_turn(
         point,
         str(folder),
         stdout=asyncio.subprocess.PIPE,
-        env={**os.environ, "PYTHONPATH": os.getcwd()},
+        env={**os.environ, "PYTHONPATH": os.getcwd(), "GLOVE_TEST_TURN_FORMAT": turn_format},
     )
 
 
@@ -64,9 +64,11 @@ async def line_starting(process: asyncio.subprocess.Process, prefix: str) -> str
             return line.strip()
 
 
-async def killed_at(url: str, conversation: str, point: str, folder: Path) -> None:
+async def killed_at(
+    url: str, conversation: str, point: str, folder: Path, turn_format: str = ""
+) -> None:
     """Run the turn until ``point``, then SIGKILL its process."""
-    process = await start_turn(url, conversation, "run", point, folder)
+    process = await start_turn(url, conversation, "run", point, folder, turn_format)
     try:
         await line_starting(process, f"AT {point}")
     finally:
@@ -166,6 +168,22 @@ async def test_a_finished_turn_leaves_nothing_to_resume(postgres_url: str, tmp_p
     assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
     assert await resumed(postgres_url, "c", tmp_path) == "RESUMED 0"
     assert_valid(await history(postgres_url, "c"))
+
+
+async def test_a_turn_recorded_in_another_format_is_never_replayed(
+    postgres_url: str, tmp_path: Path
+) -> None:
+    await killed_at(postgres_url, "c", "tool", tmp_path, turn_format="glove-turn-0")
+    assert await resumed(postgres_url, "c", tmp_path) == "RESUMED 0"
+    # The next turn answers the open calls as any crashed turn's, and goes on.
+    process = await start_turn(postgres_url, "c", "run", "none", tmp_path)
+    assert await line_starting(process, "FINAL") == "FINAL done"
+    assert await asyncio.wait_for(process.wait(), TIMEOUT) == 0
+    messages = await history(postgres_url, "c")
+    first = results(messages[:4])
+    assert first["c1"][0] == "aborted" and first["c1"][1] != INTERRUPTED_NOT_RUN
+    assert counts(tmp_path)["write_page a"] == 1  # not replayed by the other format's resume
+    assert await resumed(postgres_url, "c", tmp_path) == "RESUMED 0"
 
 
 async def test_a_glove_without_an_execution_has_nothing_to_resume() -> None:
