@@ -225,6 +225,8 @@ async def run_durable(tmp_path: Path, postgres_url: str, sessions: int) -> None:
         counting.release.set()
         await cut
         replacement = await instance("a2")
+        # Finished by a survivor before the next cut, so no other turn calls file_issue then.
+        await saved(PostgresStore(db, "mid-tool"), finished(2))
 
         # 2. mid-model call: an instance whose model calls take 30 s; killed once the request
         # is saved (its start step done; the model call under way).
@@ -235,6 +237,7 @@ async def run_durable(tmp_path: Path, postgres_url: str, sessions: int) -> None:
         await asyncio.sleep(0.5)
         await kill(slow)
         await cut
+        await saved(store, finished(2))
 
         # 3. at the step boundary: killed the moment file_issue returns.
         counting.returned.clear()
