@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -274,10 +275,15 @@ class DbosExecution:
             resumed += 1
         return resumed
 
-    async def unfinished_conversations(self) -> list[str]:
-        """The conversations with a turn no running turn of this instance is: candidates for
-        ``Glove.resume_interrupted`` (a live instance's turn holds its conversation, so
-        resuming waits for it and then finds nothing)."""
+    async def unfinished_conversations(self, *, older_than: float = 0.0) -> list[str]:
+        """The conversations with an unfinished turn that this instance does not run:
+        candidates for ``Glove.resume_interrupted`` (a live instance's turn holds its
+        conversation, so resuming waits for it and then finds nothing).
+
+        Args:
+            older_than: only turns started at least this many seconds ago (a young turn is
+                most likely running on a live instance).
+        """
         self._check_started()
         pending = await DBOS.list_workflows_async(
             workflow_id_prefix=_PREFIX,
@@ -285,9 +291,12 @@ class DbosExecution:
             load_input=False,
             load_output=False,
         )
+        started_before = (time.time() - older_than) * 1000
         found: list[str] = []
         for workflow in pending:
             if workflow.workflow_id in _LIVE or workflow.executor_id == self.instance:
+                continue
+            if (workflow.created_at or 0) > started_before:
                 continue
             conversation = _conversation_of(workflow.workflow_id)
             if conversation is not None and conversation not in found:

@@ -61,7 +61,8 @@ async def _sweep(execution: DbosExecution, server: HeadlessServer) -> None:
     while True:
         await asyncio.sleep(SWEEP_SECONDS)
         try:
-            for session_id in await execution.unfinished_conversations():
+            # A turn younger than one sweep is almost surely running on a live instance.
+            for session_id in await execution.unfinished_conversations(older_than=SWEEP_SECONDS):
                 resumed = await server.resume_interrupted(session_id, wait=_TURN_WAIT)
                 if resumed:
                     logger.info("finished %d interrupted turn(s) of %s", resumed, session_id)
