@@ -129,7 +129,11 @@ async def saved(store: PostgresStore, done: Any) -> list[Message]:
 
 def finished(requests: int) -> Any:
     def check(messages: list[Message]) -> bool:
-        typed = [m for m in messages if m.sender == "user" and not m.tool_results]
+        typed = [
+            m
+            for m in messages
+            if m.sender == "user" and not m.tool_results and m.framework_context is None
+        ]
         return (
             len(typed) == requests
             and messages[-1].sender == "agent"
@@ -221,12 +225,27 @@ async def run_durable(tmp_path: Path, postgres_url: str, sessions: int) -> None:
         counting.hold_next = True
         cut = doomed(instances[0].url, "mid-tool")
         await asyncio.wait_for(counting.arrived.wait(), TIMEOUT)
+        # An outside event posted to a survivor meanwhile wakes a turn that waits for the
+        # conversation: once the dead instance's lock is gone, it first finishes the cut turn.
+        event = {"id": "mid-tool-e", "source": "ci", "kind": "build", "content": "event for it"}
+        posted = await http.post(
+            f"{survivor.url}/sessions/mid-tool/events",
+            headers=AUTH,
+            json={**event, "when_idle": "wake"},
+        )
+        assert posted.status_code == 200, posted.text
+        assert posted.json()["disposition"] in ("woke", "queued")
         await kill(instances[0])
         counting.release.set()
         await cut
         replacement = await instance("a2")
         # Finished by a survivor before the next cut, so no other turn calls file_issue then.
-        await saved(PostgresStore(db, "mid-tool"), finished(2))
+        events = await saved(
+            PostgresStore(db, "mid-tool"),
+            lambda ms: finished(2)(ms) and any(m.framework_context == "event" for m in ms),
+        )
+        delivered = [m for m in events if m.framework_context == "event"]
+        assert len(delivered) == 1 and "event for it" in delivered[0].text, events
 
         # 2. mid-model call: an instance whose model calls take 30 s; killed once the request
         # is saved (its start step done; the model call under way).
