@@ -19,6 +19,7 @@ from glove_core.abort import AbortError, AbortSignal
 from glove_core.context_items import current_tool_call
 from glove_core.display import DisplayManager
 from glove_core.result_limits import ResultLimits, bound_result
+from glove_core.steps import INTERRUPTED_NOT_RUN, ToolStep, TurnSteps
 from glove_core.stores.base import PermissionStore, StoreAdapter, has_capability
 from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
@@ -53,14 +54,24 @@ async def execute_tool_calls(
     calls: list[ToolCall],
     signal: AbortSignal,
     disabled: set[str] | frozenset[str] = frozenset(),
+    steps: TurnSteps | None = None,
+    traced: bool | None = None,
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
-    in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
-    # Asked once per reply, not per call: a turn's spans record, or none does.
-    traced = in_recording_span()
-    if len(calls) > 1 and all(
+    in the order of the calls. Calls to tools in ``disabled`` are answered without running.
+    With ``steps`` (a durable execution) each call runs as that execution's steps.
+    ``traced`` says whether the current span records (the loop knows it for its whole
+    request); None asks, once for all the calls."""
+    if traced is None:
+        traced = in_recording_span()
+    parallel = len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
-    ):
+    )
+    if steps is not None:
+        return await steps.tool_calls(
+            [_tool_step(runner, tools, c, signal, disabled) for c in calls], parallel=parallel
+        )
+    if parallel:
         return list(
             await asyncio.gather(
                 *(_run_call(runner, tools, c, signal, disabled, traced) for c in calls)
@@ -86,12 +97,11 @@ async def _run_call(
     disabled: set[str] | frozenset[str],
     traced: bool,
 ) -> ToolResult:
-    tool = tools.get(call.name)
-    early = _not_run(tool, call, tools, signal, disabled)
+    tool, early = _check_call(tools, call, signal, disabled)
     if traced:
         with tool_span(call) as span:
             if early is None:
-                assert tool is not None  # _not_run answers every call to an unknown tool
+                assert tool is not None  # _check_call answers every call to an unknown tool
                 early = await _run_known(runner, tool, call, signal)
             data, status = early
             if span is not None:
@@ -101,6 +111,35 @@ async def _run_call(
         data = (await _run_known(runner, tool, call, signal))[0]
     else:
         data = early[0]
+    return await _finish(runner, call, data)
+
+
+def _check_call(
+    tools: Mapping[str, Tool],
+    call: ToolCall,
+    signal: AbortSignal,
+    disabled: set[str] | frozenset[str],
+) -> tuple[Tool | None, tuple[ToolResultData, str] | None]:
+    """The tool to run, or the result of a call that must not run and why (a
+    ``glove_core.tracing.TOOL_STATUS``)."""
+    tool = tools.get(call.name)
+    if tool is None:
+        return None, (_error(_unknown_tool_message(call.name, list(tools))), "unknown_tool")
+    if call.name in disabled:
+        message = (
+            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
+            "run. Carry on without it, or ask the user whether it should be switched back on."
+        )
+        return None, (_error(message), "switched_off")
+    if signal.aborted:
+        aborted = ToolResultData(
+            status="aborted", message="the request was aborted before this tool call started"
+        )
+        return None, (aborted, "aborted")
+    return tool, None
+
+
+async def _finish(runner: ToolRunner, call: ToolCall, data: ToolResultData) -> ToolResult:
     # Whatever the tool (or its exception) produced, nothing larger than the limits, nor media
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
@@ -109,51 +148,96 @@ async def _run_call(
     return result
 
 
-def _not_run(
-    tool: Tool | None,
-    call: ToolCall,
+def _tool_step(
+    runner: ToolRunner,
     tools: Mapping[str, Tool],
+    call: ToolCall,
     signal: AbortSignal,
     disabled: set[str] | frozenset[str],
-) -> tuple[ToolResultData, str] | None:
-    """The answer to a call that is not run, and why (a ``glove_core.tracing.TOOL_STATUS``);
-    None when ``tool`` runs."""
-    if tool is None:
-        return _error(_unknown_tool_message(call.name, list(tools))), "unknown_tool"
-    if call.name in disabled:
-        message = (
-            f"tool_inactive: {call.name!r} is switched off in this conversation and was not "
-            "run. Carry on without it, or ask the user whether it should be switched back on."
+) -> ToolStep:
+    """One call as a durable execution runs it: what comes before the tool (checks, the
+    person's permission) apart from the tool itself."""
+    tool, early = _check_call(tools, call, signal, disabled)
+
+    async def prepare() -> ToolResult | None:
+        if tool is None:
+            assert early is not None
+            return await _finish(runner, call, early[0])
+        parsed = _parse(tool, call)
+        if isinstance(parsed, ToolResultData):
+            return await _finish(runner, call, parsed)
+        denied = await _permission(runner, tool, call, signal)
+        return None if denied is None else await _finish(runner, call, denied)
+
+    async def invoke() -> ToolResult:
+        assert tool is not None
+        parsed = _parse(tool, call)
+        if isinstance(parsed, ToolResultData):
+            return await _finish(runner, call, parsed)
+        return await _finish(
+            runner, call, await _invoke_retrying(runner, tool, call, parsed, signal)
         )
-        return _error(message), "switched_off"
-    if signal.aborted:
+
+    async def interrupted() -> ToolResult:
+        return await _finish(
+            runner, call, ToolResultData(status="aborted", message=INTERRUPTED_NOT_RUN)
+        )
+
+    return ToolStep(
+        call=call,
+        idempotent=tool is None or tool.idempotent,
+        prepare=prepare,
+        invoke=invoke,
+        interrupted=interrupted,
+    )
+
+
+def _parse(tool: Tool, call: ToolCall) -> Any:
+    """The parsed input, or the error result for input that does not fit."""
+    try:
+        return tool.parse_input(call.input)
+    except ToolInputError as exc:
+        return _error(str(exc))
+
+
+async def _permission(
+    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+) -> ToolResultData | None:
+    """None when the tool may run, else the result that says why not."""
+    if not tool.requires_permission:
+        return None
+    try:
+        granted = await _ask_permission(runner, tool, call, signal)
+    except AbortError:
         return ToolResultData(
-            status="aborted", message="the request was aborted before this tool call started"
-        ), "aborted"
-    return None
+            status="aborted", message="aborted while waiting for the user's permission"
+        )
+    if granted:
+        return None
+    return _error(
+        f"the user denied permission to run {tool.name!r} with this input. Do not retry "
+        "the same call; ask the user how to proceed."
+    )
 
 
 async def _run_known(
     runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
 ) -> tuple[ToolResultData, str]:
     """The call's result, and how it ended."""
-    try:
-        parsed = tool.parse_input(call.input)
-    except ToolInputError as exc:
-        return _error(str(exc)), "error"
+    parsed = _parse(tool, call)
+    if isinstance(parsed, ToolResultData):
+        return parsed, "error"
+    refused = await _permission(runner, tool, call, signal)
+    if refused is not None:
+        return refused, "aborted" if refused.status == "aborted" else "refused"
+    data = await _invoke_retrying(runner, tool, call, parsed, signal)
+    return data, data.status
+
+
+async def _invoke_retrying(
+    runner: ToolRunner, tool: Tool, call: ToolCall, parsed: Any, signal: AbortSignal
+) -> ToolResultData:
     ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
-    if tool.requires_permission:
-        try:
-            granted = await _ask_permission(runner, tool, call, signal)
-        except AbortError:
-            return ToolResultData(
-                status="aborted", message="aborted while waiting for the user's permission"
-            ), "aborted"
-        if not granted:
-            return _error(
-                f"the user denied permission to run {tool.name!r} with this input. Do not retry "
-                "the same call; ask the user how to proceed."
-            ), "refused"
     attempts = 0
     while True:
         attempts += 1
@@ -162,11 +246,10 @@ async def _run_known(
                 value = await _invoke(tool, parsed, ctx)
             else:
                 value = await signal.race(_invoke(tool, parsed, ctx))
-            data = wrap_result(value)
-            return data, data.status
+            return wrap_result(value)
         except AbortError as exc:
             reason = "the request was aborted while the tool ran" if signal.aborted else str(exc)
-            return ToolResultData(status="aborted", message=reason), "aborted"
+            return ToolResultData(status="aborted", message=reason)
         except Exception as exc:
             if attempts > runner.max_retries:
                 logger.warning(
@@ -175,7 +258,7 @@ async def _run_known(
                 return _error(
                     f"tool {tool.name!r} failed after {attempts} attempt(s): "
                     f"{type(exc).__name__}: {exc}"
-                ), "error"
+                )
             logger.debug(
                 "tool %r raised on attempt %d; retrying", tool.name, attempts, exc_info=True
             )

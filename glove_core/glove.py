@@ -9,6 +9,7 @@ waiting for its turn can be aborted.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -17,7 +18,7 @@ from typing import Any, Literal
 from glove_core._execute import ToolRunner
 from glove_core._tool_sources import FoldedTools, ToolSources
 from glove_core._turns import TurnPreparer, Turns
-from glove_core.abort import AbortSignal
+from glove_core.abort import AbortController, AbortSignal
 from glove_core.compaction import CompactionConfig
 from glove_core.context import (
     DEFAULT_PROVIDER_TIMEOUT,
@@ -39,6 +40,7 @@ from glove_core.display import DisplayManager
 from glove_core.errors import GloveStateError, ReentrantRequestError
 from glove_core.event_queue import WhenIdle
 from glove_core.events import EventDisposition, EventHub, EventsConfig
+from glove_core.execution import Execution, Turn
 from glove_core.loop import (
     LoopParts,
     ModelSettings,
@@ -81,6 +83,9 @@ class Glove(AsyncResource):
         max_context_bytes: bytes (as JSON) of ``add_context`` items waiting at once; 256 KiB.
         result_limits: bounds of one tool result and its media (``ResultLimits``).
         result_summaries: send earlier user turns' tool results as summaries (``ResultSummaries``).
+        execution: how turns run (``glove_core.execution.Execution``): None (the default) runs
+            them in this process; ``glove_core.dbos_execution.DbosExecution`` runs each as a
+            durable workflow that another process resumes after a crash.
 
     Example:
         >>> agent = Glove(model=ScriptedModel(["Hi!"]), system_prompt="Be brief.").build()
@@ -102,6 +107,7 @@ class Glove(AsyncResource):
         *,
         result_limits: ResultLimits | None = None,
         result_summaries: ResultSummaries | None = None,
+        execution: Execution | None = None,
     ) -> None:
         if max_turns < 1:
             raise ValueError(f"max_turns must be at least 1, got {max_turns}")
@@ -116,6 +122,11 @@ class Glove(AsyncResource):
         self.max_retries = max_retries
         self.result_limits = result_limits if result_limits is not None else ResultLimits()
         self._summaries = checked_summaries(result_summaries)
+        if execution is not None and not isinstance(execution, Execution):
+            raise TypeError(
+                f"execution must be an Execution (run_turn, resume_turns), got {execution!r}"
+            )
+        self._execution = execution
         self._subscribers = SubscriberSet()
         self._folded = FoldedTools()
         self._subagents = SubAgentRegistry(self._subscribers)
@@ -322,14 +333,63 @@ class Glove(AsyncResource):
     async def _run_turn(self, signal: AbortSignal, message: Message | None) -> RequestResult | None:
         async with self._turns.turn(self, signal, after=self._events.after_turn):
             parts = self._loop_parts()
+            execution = self._execution
             if message is not None:
-                return await run_request(parts, message, signal)
+                if execution is None:
+                    return await run_request(parts, message, signal)
+                return await execution.run_turn(self._turn(parts, signal), message, None)
+            if execution is not None:
+                # A turn a dead process left comes first: its events were taken already.
+                await execution.resume_turns(self._turn(parts, signal))
             events = await self._events.take()
             if not events:
                 return None  # a request that ran first already delivered them
             self._events.waking = events
             wake_message = self._events.message_for(events)
-            return await run_request(parts, wake_message, signal, events=events)
+            if execution is None:
+                return await run_request(parts, wake_message, signal, events=events)
+            return await execution.run_turn(self._turn(parts, signal), wake_message, events)
+
+    def _turn(self, parts: LoopParts, signal: AbortSignal) -> Turn:
+        return Turn(conversation=self._store.identifier, parts=parts, signal=signal)
+
+    async def resume_interrupted(
+        self, signal: AbortSignal | None = None, *, wait: float | None = None
+    ) -> int:
+        """Finish the turns of this conversation that a dead process left unfinished (with a
+        durable ``execution``; without one there are none).
+
+        Args:
+            signal: aborts the resumed turns.
+            wait: the most seconds to wait for the turn (another process may hold it); None
+                waits as long as it takes.
+
+        Returns:
+            How many turns were resumed.
+
+        Raises:
+            AbortError: the turn was not had within ``wait`` seconds.
+        """
+        execution = self._execution
+        if execution is None:
+            return 0
+        if not self._built:
+            raise GloveStateError("this Glove is not built: call .build() first")
+        signal = signal if signal is not None else AbortSignal()
+        waiting = AbortController()
+        timer = (
+            None
+            if wait is None
+            else asyncio.get_running_loop().call_later(wait, waiting.abort, "no turn in time")
+        )
+        try:
+            async with self._turns.turn(self, waiting.signal, after=self._events.after_turn):
+                if timer is not None:
+                    timer.cancel()
+                return await execution.resume_turns(self._turn(self._loop_parts(), signal))
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     async def _wake(self) -> None:
         await self._take_turn(AbortSignal(), None)

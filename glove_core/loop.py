@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import warnings
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal, cast
 
 from glove_core._deferral import attach_references
@@ -47,7 +48,9 @@ from glove_core.result_summaries import (
     last_user_turn_index,
     summarize_history,
 )
+from glove_core.steps import TurnSteps
 from glove_core.stores.base import (
+    PositionalHistoryStore,
     ReplyStore,
     RequestStartStore,
     StoreAdapter,
@@ -185,6 +188,10 @@ class _Run:
         self.sent_count = 0
         self.views = ModelViews()  # each message as models see it, kept per change
         self.summaries: SummaryCache = {}
+        self.traced = False  # whether this request's spans record (its invoke_agent span does)
+        self.text = ""  # the last reply's text
+        self.steps: TurnSteps | None = None
+        self.base_count = 0  # durable only: the conversation's length before this request
 
     def as_sent(self) -> list[Message]:
         """The saved history as the next model call sends it: tool results of earlier user
@@ -231,18 +238,161 @@ class _Run:
         return message
 
 
+@dataclass(frozen=True)
+class _Delta:
+    """What one durable step changed in a request's state: recorded with the step, applied
+    when the step is replayed instead of run."""
+
+    history: list[Message]
+    """The messages the step added to the history, or the whole history it replaced."""
+    replaced: bool
+    added: list[Message]
+    saved_before: list[Message] | None
+    scalars: dict[str, object]
+
+
+_SCALARS = (
+    "usage",
+    "total",
+    "disabled",
+    "request_context",
+    "request_index",
+    "last_usage",
+    "reminder",
+    "sent_count",
+    "text",
+)
+
+_Part = Callable[[list[Message] | None], Awaitable[None]]
+
+
+async def _in_step(run: _Run, name: str, part: _Part) -> None:
+    """Run ``part`` as a durable step: its changes to the request's state are recorded and,
+    when the step is replayed, applied without running it."""
+    steps = run.steps
+    assert steps is not None
+    ran = False
+
+    async def body() -> _Delta:
+        nonlocal ran
+        ran = True
+        history, length, added = run.history, len(run.history), len(run.added)
+        saved_before = run.saved_before
+        adopted = await _adopt(run) if steps.first_live_step() else None
+        await part(adopted)
+        replaced = run.history is not history or len(run.history) < length
+        return _Delta(
+            history=list(run.history) if replaced else run.history[length:],
+            replaced=replaced,
+            added=run.added[added:],
+            saved_before=None if run.saved_before is saved_before else run.saved_before,
+            scalars={name: getattr(run, name) for name in _SCALARS},
+        )
+
+    delta = await steps.step(name, body)
+    if ran:
+        return
+    run.history = list(delta.history) if delta.replaced else [*run.history, *delta.history]
+    run.added.extend(delta.added)
+    if delta.saved_before is not None:
+        run.saved_before = delta.saved_before
+    for key, value in delta.scalars.items():
+        setattr(run, key, value)
+
+
+async def _adopt(run: _Run) -> list[Message]:
+    """What the process that died saved during the step it did not finish recording: kept
+    in this request's state, so nothing is saved twice."""
+    store = run.parts.store
+    assert isinstance(store, PositionalHistoryStore)
+    extra = await store.get_messages_from(run.base_count + len(run.added))
+    if extra:
+        logger.info(
+            "resumed turn of %r: %d message(s) saved before the crash kept",
+            store.identifier,
+            len(extra),
+        )
+        run.saved(extra)
+        if any(m.is_compaction for m in extra):
+            run.history = since_last_compaction(run.history)
+    return extra
+
+
 async def run_request(
     parts: LoopParts,
     request: Message,
     signal: AbortSignal,
     events: list[OutsideEvent] | None = None,
+    *,
+    steps: TurnSteps | None = None,
 ) -> RequestResult:
     """Run one request to completion. The caller holds the Glove's turn.
 
     ``request`` is the user's message, or for a wake-up the message carrying ``events``.
+    ``steps`` (a durable execution's) runs each part of the request that touches the world as
+    a step it records; without it the parts run directly.
     """
     run = _Run(parts, signal)
     store = parts.store
+    if steps is None:
+        await _start(run, request, events)
+    else:
+        run.steps = steps
+        if not isinstance(store, PositionalHistoryStore):
+            raise TypeError(
+                f"a durable execution needs a store that counts its messages "
+                f"(PositionalHistoryStore); {type(store).__name__} does not"
+            )
+        run.base_count = await steps.step("glove.position", store.count_messages)
+        await _in_step(run, "glove.start", partial(_start, run, request, events))
+
+    # Asked once per request: a runtime-checkable protocol check is not free; nor is asking
+    # whether this turn records spans (it does when its ``invoke_agent`` span does).
+    replies = store if has_capability(store, ReplyStore) else None
+    run.traced = in_recording_span()
+    turns = 0
+    while True:
+        if turns >= parts.max_turns:
+            logger.info("request stopped after max_turns=%d model calls", parts.max_turns)
+            return RequestResult(run.text, run.added, run.usage, "max_turns")
+        signal.throw_if_aborted()
+        if steps is None:
+            await _model_call(run, replies)
+        else:
+            await _in_step(run, "glove.model", partial(_model_call, run, replies))
+        turns += 1
+        reply = run.history[-1]
+        if not reply.tool_calls:
+            return RequestResult(run.text, run.added, run.usage, "end_turn")
+        results = await _run_tools(run, reply)
+        if steps is None:
+            await _save_results(run, reply, results)
+        else:
+            await _in_step(run, "glove.results", partial(_save_results, run, reply, results))
+        signal.throw_if_aborted()
+
+
+async def _start(
+    run: _Run,
+    request: Message,
+    events: list[OutsideEvent] | None,
+    adopted: list[Message] | None = None,
+) -> None:
+    """Everything before the first model call: the history read, leftovers of a crash
+    answered, resolved inbox items, deferred events and context, the request saved."""
+    store = run.parts.store
+    if adopted:
+        # A durable turn resumed after dying during its start: what it saved is kept, the rest
+        # of the state read again.
+        await _restart(run)
+        if any(m.id == request.id for m in adopted):
+            return
+        run.request_index = len(run.history)
+        if events is not None:
+            await run.save_events(events, "wake")
+        else:
+            await run.save([request])
+        return
     # Only what the model sees is read (from the last compaction on): a request costs the
     # visible history, not the whole conversation. Compaction restates the tools switched off
     # before it (see ``compaction``), so the window alone says which are off.
@@ -275,18 +425,35 @@ async def run_request(
     else:
         await run.save([request])
 
-    # Asked once per request: a runtime-checkable protocol check is not free; nor is asking
-    # whether this turn records spans (it does when its ``invoke_agent`` span does).
-    replies = store if has_capability(store, ReplyStore) else None
-    traced = in_recording_span()
-    text = ""
-    turns = 0
+
+async def _restart(run: _Run) -> None:
+    """The state of a request read again from the store (a resumed durable start)."""
+    store = run.parts.store
+    added = run.added
+    run.history = await read_visible_history(store)
+    run.total = await store.get_usage()
+    run.saved_before = list(run.history)
+    run.added = list(added)
+    run.disabled = disabled_tools(run.history)
+    run.reminder = await pending_blocking_reminder(store)
+    ids = [m.id for m in run.history]
+    first = next((m for m in added if m.sender == "user"), None)
+    run.request_index = ids.index(first.id) if first is not None and first.id in ids else 0
+
+
+async def _model_call(
+    run: _Run, replies: ReplyStore | None, adopted: list[Message] | None = None
+) -> None:
+    """One model call and the saves around it: pending context items, compaction when due,
+    the call (compacting once when the model finds the request too long), the reply saved
+    with its usage."""
+    parts, signal, store = run.parts, run.signal, run.parts.store
+    if adopted and adopted[-1].sender == "agent" and adopted[-1].framework_context is None:
+        # A resumed durable turn: the reply was saved by the process that died.
+        run.text = adopted[-1].text
+        return
     overflow_compacted = False
     while True:
-        if turns >= parts.max_turns:
-            logger.info("request stopped after max_turns=%d model calls", parts.max_turns)
-            return RequestResult(text, run.added, run.usage, "max_turns")
-        signal.throw_if_aborted()
         items = parts.context_items.take()
         if items is not None:
             await run.save([items])
@@ -308,7 +475,7 @@ async def run_request(
         run.sent_count = len(run.history)
         model_request = await _build_model_request(run)
         try:
-            if traced:
+            if run.traced:
                 response = await _traced_model_call(run, model_request)
             else:
                 response = await signal.race(parts.model.prompt(model_request, run.notify, signal))
@@ -317,31 +484,45 @@ async def run_request(
                 raise
             overflow_compacted = True
             continue  # the same step again, on the compacted history
-        overflow_compacted = False
-        turns += 1
-        reply = response.message
-        run.last_usage = response.usage
-        if replies is not None:
-            await replies.append_reply(reply, response.usage)  # one write for all three
-            run.saved([reply])
-        else:
-            await run.save([reply])
-            await store.add_usage(response.usage)
-            await store.increment_turn()
-        run.usage = run.usage + response.usage
-        run.total = run.total + response.usage
-        if parts.subscribers.members:
-            await run.notify(TokenConsumption(response.usage, run.total))
-        text = reply.text
-        if not reply.tool_calls:
-            return RequestResult(text, run.added, run.usage, "end_turn")
-        await _run_tools(run, reply)
-        if any(c.name == POST_TO_INBOX_TOOL_NAME for c in reply.tool_calls):
-            run.reminder = await pending_blocking_reminder(store)
-        pending = await parts.events.take(only_if_new=True)
-        if pending:
-            await run.save_events(pending, "tool_step")
-        signal.throw_if_aborted()
+        break
+    reply = response.message
+    run.last_usage = response.usage
+    if replies is not None:
+        await replies.append_reply(reply, response.usage)  # one write for all three
+        run.saved([reply])
+    else:
+        await run.save([reply])
+        await store.add_usage(response.usage)
+        await store.increment_turn()
+    run.usage = run.usage + response.usage
+    run.total = run.total + response.usage
+    if parts.subscribers.members:
+        await run.notify(TokenConsumption(response.usage, run.total))
+    run.text = reply.text
+
+
+async def _save_results(
+    run: _Run, reply: Message, results: list[ToolResult], adopted: list[Message] | None = None
+) -> None:
+    """The results of one reply saved in one message, then what arrived meanwhile: a changed
+    inbox reminder, outside events."""
+    parts, store = run.parts, run.parts.store
+    if not adopted or not any(m.tool_results for m in adopted):
+        sources = parts.tool_sources
+        if sources.may_join:
+            # Tools that joined since the last call (a list_changed) are loaded by these
+            # results, so they reach the model without touching the cached prefix.
+            pending = sources.prefix.pending(
+                store.identifier, run.history, results, sources.listing(), sources.joined()
+            )
+            results = attach_references(results, pending)
+        await run.save([Message(sender="user", tool_results=results)])
+    calls = reply.tool_calls or []
+    if any(c.name == POST_TO_INBOX_TOOL_NAME for c in calls):
+        run.reminder = await pending_blocking_reminder(store)
+    pending_events = await parts.events.take(only_if_new=True)
+    if pending_events:
+        await run.save_events(pending_events, "tool_step")
 
 
 async def _traced_model_call(run: _Run, request: ModelRequest) -> ModelResponse:
@@ -471,13 +652,14 @@ def runtime_context_event(
     return RuntimeContextEvent(delivery, rendered)
 
 
-async def _run_tools(run: _Run, reply: Message) -> None:
+async def _run_tools(run: _Run, reply: Message) -> list[ToolResult]:
     calls = reply.tool_calls or []
-    results: list[ToolResult] = []
     try:
         parts = run.parts
         tools = parts.tool_sources.by_name()
-        results = await execute_tool_calls(parts.runner, tools, calls, run.signal, run.disabled)
+        return await execute_tool_calls(
+            parts.runner, tools, calls, run.signal, run.disabled, run.steps, run.traced
+        )
     except BaseException as exc:
         # Something outside the tools failed (a cancelled task, a bug): answer every call
         # anyway so the saved history stays valid, then let the failure propagate.
@@ -491,15 +673,6 @@ async def _run_tools(run: _Run, reply: Message) -> None:
         ]
         await _save_shielded(run, Message(sender="user", tool_results=missing))
         raise
-    sources = run.parts.tool_sources
-    if sources.may_join:
-        # Tools that joined since the last call (a list_changed) are loaded by these results,
-        # so they reach the model without touching the cached prefix.
-        pending = sources.prefix.pending(
-            run.parts.store.identifier, run.history, results, sources.listing(), sources.joined()
-        )
-        results = attach_references(results, pending)
-    await run.save([Message(sender="user", tool_results=results)])
 
 
 async def _save_shielded(run: _Run, message: Message) -> None:

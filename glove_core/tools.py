@@ -224,6 +224,10 @@ class Tool:
             "remember": False}`` for an answer that holds for this call only.
         un_abortable: run to completion even when the request is aborted.
         parallel_safe: may run concurrently with the other calls of the same reply.
+        idempotent: running it twice with the same input does no more than running it once.
+            Under a durable execution (``Glove(execution=...)``) a call of this tool that was
+            in flight when its process died is run again; a call of any other tool is
+            answered "interrupted; not run again" instead.
     """
 
     name: str
@@ -234,6 +238,7 @@ class Tool:
     requires_permission: bool = False
     un_abortable: bool = False
     parallel_safe: bool = False
+    idempotent: bool = False
     _spec: ToolSpec | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -337,6 +342,7 @@ def tool(
     requires_permission: bool = False,
     un_abortable: bool = False,
     parallel_safe: bool = False,
+    idempotent: bool = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -349,6 +355,7 @@ def tool(
     requires_permission: bool = False,
     un_abortable: bool = False,
     parallel_safe: bool = False,
+    idempotent: bool = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Build a Tool from a typed function, sync or async.
 
@@ -378,6 +385,7 @@ def tool(
             requires_permission=requires_permission,
             un_abortable=un_abortable,
             parallel_safe=parallel_safe,
+            idempotent=idempotent,
         )
 
     if fn is not None:
@@ -393,6 +401,7 @@ def _tool_from_function(
     requires_permission: bool,
     un_abortable: bool,
     parallel_safe: bool,
+    idempotent: bool = False,
 ) -> Tool:
     tool_name = name or func.__name__
     summary, arg_docs = parse_docstring(func.__doc__)
@@ -449,4 +458,5 @@ def _tool_from_function(
         requires_permission=requires_permission,
         un_abortable=un_abortable,
         parallel_safe=parallel_safe,
+        idempotent=idempotent,
     )

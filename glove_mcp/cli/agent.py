@@ -26,6 +26,7 @@ from glove_core import (
     ModelAdapter,
     SqliteStore,
 )
+from glove_core.execution import Execution
 from glove_core.resources import AsyncResource
 from glove_mcp.adapter import SqliteMcpAdapter
 from glove_mcp.catalogue import McpCatalogueEntry
@@ -368,6 +369,7 @@ async def serve(args: argparse.Namespace) -> int:
     token_kind = store_kind(args)
     db = None if args.database is not None else database_file(args.db, "server.db")
     shared_model = None if script else _model(args, Progress(enabled=False))
+    execution: Execution | None = None  # --durable: set once the database is reached
 
     async def factory(session_id: str, conversation: SessionStore, stack: AsyncExitStack) -> Glove:
         model = script_model(script) if script else shared_model
@@ -384,6 +386,7 @@ async def serve(args: argparse.Namespace) -> int:
             # With the page, a person is there to answer permissions and elicitations.
             server_mode=not args.web,
             events=EventsConfig(queue=queue),
+            execution=execution,
         )
         mount = await mount_mcp(
             glove,
@@ -433,6 +436,15 @@ async def serve(args: argparse.Namespace) -> int:
     # One token source per principal and server for every session (Connections keeps
     # them): refreshes stay single-flight and a reopened session does not start from scratch.
     late_store.inner = store
+    durable = contextlib.AsyncExitStack()
+    if getattr(args, "durable", False):
+        from glove_mcp.cli.serve_durable import durable_execution
+
+        try:
+            execution = await durable.enter_async_context(durable_execution(args.database, server))
+        except CliError:
+            await server.aclose()
+            raise
     limits = HttpLimits(
         header_timeout=args.header_timeout,
         keep_alive=args.keep_alive,
@@ -447,6 +459,7 @@ async def serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         sock.close()
         await server.aclose()
+        await durable.aclose()
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror}", 1) from None
     sock.listen(2048)  # before the line below: a client reading it may connect at once
     port = sock.getsockname()[1]
@@ -496,6 +509,7 @@ async def serve(args: argparse.Namespace) -> int:
         async with pool, indexing:
             await uvicorn_server.serve(sockets=[sock])
     finally:
+        await durable.aclose()  # after the sessions: their turns ended or stay resumable
         closable: object = shared_model  # its HTTP client, after every session
         if isinstance(closable, AsyncResource):
             await closable.aclose()

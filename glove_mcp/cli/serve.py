@@ -161,6 +161,13 @@ def add_parser(commands: Any) -> None:
         "background, so discovery knows them before their first use (default: never; "
         "`glove-mcp servers index --db FILE` does it once)",
     )
+    database.add_argument(
+        "--durable",
+        action="store_true",
+        help="run each turn as a durable workflow in --database: when an instance dies "
+        "mid-turn, another finishes the turn from its last completed step (needs the durable "
+        "extra: pip install 'glove-agents[durable]')",
+    )
     catalogue_and_store(serve)
     safety_flags(serve, agent=True)
     model_options(serve)

@@ -10,6 +10,7 @@ the flag.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import logging
 from contextlib import AsyncExitStack
 from pathlib import Path
@@ -26,6 +27,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "check_database_flags",
     "check_database_url",
+    "check_durable",
     "database_kwargs",
     "session_parts",
     "shown",
@@ -35,6 +37,8 @@ __all__ = [
 
 def check_database_flags(args: argparse.Namespace) -> None:
     """Refuse contradictory or malformed database flags, naming them."""
+    if getattr(args, "durable", False):
+        check_durable(args.database)
     if args.database is None:
         return
     if args.db is not None:
@@ -48,6 +52,18 @@ def check_database_flags(args: argparse.Namespace) -> None:
         )
     # Last: every flag mistake is named whether or not the driver is installed.
     check_database_url(args.database)
+
+
+def check_durable(database: str | None) -> None:
+    """Refuse ``--durable`` without ``--database`` or without the durable extra."""
+    if database is None:
+        raise CliError(
+            "--durable needs --database postgresql://…: durable turns are kept in the "
+            "PostgreSQL database every instance shares",
+            2,
+        )
+    if importlib.util.find_spec("dbos") is None:
+        raise CliError("--durable needs the durable extra: pip install 'glove-agents[durable]'", 2)
 
 
 def check_database_url(url: str, *, driver: bool = True) -> None:

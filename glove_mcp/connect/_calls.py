@@ -6,7 +6,7 @@ status changes are reported as progress."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 import mcp_types as types
 from mcp.client.session import ClientSession
@@ -24,6 +24,7 @@ async def plain_call(
     args: dict[str, Any] | None,
     gate: ProgressGate,
     max_wait: float | None = None,
+    meta: dict[str, Any] | None = None,
 ) -> types.CallToolResult:
     """Call ``name``; when the server answers that it needs input first, answer its requests
     and call again with the answers and its state, round after round, until it answers. When
@@ -39,6 +40,7 @@ async def plain_call(
             progress_callback=gate,
             input_responses=responses,
             request_state=state,
+            meta=cast("types.RequestParamsMeta | None", meta),
             allow_input_required=True,
             allow_claimed=True,
         )

@@ -590,8 +590,12 @@ class McpServerConnection(AsyncResource):
         args: dict[str, Any] | None = None,
         *,
         on_progress: ProgressSink | None = None,
+        meta: dict[str, Any] | None = None,
     ) -> McpCallResult:
         """Call the server tool ``name`` (its real, un-namespaced name).
+
+        ``meta`` goes in the request's ``_meta`` (e.g. ``IDEMPOTENCY_KEY_META``, which a
+        bridged tool sends); a call run as a task sends none.
 
         A tool that failed on the server comes back with ``is_error=True``; this raises only
         for failures of the connection itself.
@@ -617,7 +621,7 @@ class McpServerConnection(AsyncResource):
             return await self._call_as_task(name, args, gate)
 
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await plain_call(s, name, args, gate, self.call_timeout)
+            return await plain_call(s, name, args, gate, self.call_timeout, meta)
 
         return call_result_from_sdk(
             await self._request(

@@ -476,4 +476,7 @@ def discovery_tool(
         ),
         do=discovery.find_capability,
         input_model=FindCapabilityInput,
+        # Ranking and activating again change nothing more: a durable turn that died during
+        # discovery runs it again (its recorded result is used once it finished).
+        idempotent=True,
     )

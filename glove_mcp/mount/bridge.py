@@ -52,6 +52,7 @@ from glove_mcp.types import McpTool, McpToolAnnotations
 
 __all__ = [
     "DEFAULT_MAX_RESULT_CHARS",
+    "IDEMPOTENCY_KEY_META",
     "MAX_TOOL_NAME_LENGTH",
     "MCP_NAMESPACE_SEP",
     "MODEL_IMAGE_TYPES",
@@ -63,6 +64,7 @@ __all__ = [
     "convert_call_result",
     "convert_read_result",
     "description_text",
+    "idempotency_key",
     "json_schema_to_shape",
     "offers_resources",
     "resource_reader",
@@ -87,6 +89,18 @@ READ_RESOURCE_TOOL = "read_resource"
 _INVALID = re.compile(r"[^A-Za-z0-9_-]")
 _HASH_LEN = 8
 _SHAPE_LIMIT = 600
+
+
+IDEMPOTENCY_KEY_META = "io.github.glove/idempotency-key"
+"""The ``_meta`` key of every bridged tool call: one key per call of a conversation, the same
+on every attempt and in every process (a durable turn resumed elsewhere sends the same), so a
+server that keeps keys can refuse to do one call twice. The value is opaque (a digest)."""
+
+
+def idempotency_key(conversation: str, call_id: str) -> str:
+    """The idempotency key of the model's call ``call_id`` in ``conversation``: a digest, so
+    the server learns neither id."""
+    return hashlib.sha256(f"{conversation}\0{call_id}".encode()).hexdigest()[:32]
 
 
 def bridged_tool_name(namespace: str, tool_name: str) -> str:
@@ -240,8 +254,16 @@ def bridge_mcp_tool(
                 McpProgress(namespace, real_name, ctx.call_id, done, total, message)
             )
 
+        # The same key for the same call on every attempt, in every process: the model's call
+        # id, recorded with its reply (a resumed durable turn sends the recorded one).
+        glove: Any = getattr(ctx, "glove", None)  # None where a test calls do() bare
+        meta = (
+            None
+            if glove is None
+            else {IDEMPOTENCY_KEY_META: idempotency_key(glove.store.identifier, ctx.call_id)}
+        )
         try:
-            result = await connection.call_tool(real_name, input, on_progress=progress)
+            result = await connection.call_tool(real_name, input, on_progress=progress, meta=meta)
         except GloveMcpError as exc:
             return _failure(namespace, real_name, exc, max_result_chars)
         return convert_call_result(
@@ -255,6 +277,9 @@ def bridge_mcp_tool(
         json_schema=_input_schema(tool),
         requires_permission=not server_mode and not read_only,
         parallel_safe=read_only,
+        # A durable turn runs a call that was in flight at a crash again only when the server
+        # says a second call changes nothing more.
+        idempotent=read_only or tool.annotations.idempotent_hint is True,
     )
 
 
@@ -388,6 +413,7 @@ def bridge_resource_reader(
         input_model=_ReadInput,
         requires_permission=False,
         parallel_safe=True,
+        idempotent=True,
     )
 
 

@@ -36,7 +36,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from glove_core import AbortController, GloveError, Slot
+from glove_core import AbortController, AbortError, GloveError, Slot
 from glove_core.errors import EventQueueFullError, EventTooLargeError, SlotNotFoundError
 from glove_core.stores.base import count_messages, read_messages_from
 from glove_core.subscribers import SubscriberEvent
@@ -360,6 +360,27 @@ class SessionRoutes:
             media_type="text/event-stream",
             headers=_STREAM_HEADERS,
         )
+
+    async def resume_interrupted(self, session_id: str, wait: float) -> int:
+        """Open ``session_id`` for its owner and let its agent finish the turns a dead
+        instance left (a durable execution); give up after ``wait`` seconds without the turn
+        (a live instance is running one). Returns how many turns were resumed."""
+        owner = await self._access.storage.owner(session_id)
+        if owner is None:
+            return 0
+        session = await self._access.acquire(session_id, Principal(owner))
+        try:
+            async with session.lock:
+                try:
+                    return await session.glove.resume_interrupted(wait=wait)
+                except AbortError:
+                    return 0  # another instance holds the turn: it finishes what is left
+                finally:
+                    relay = self._relays.peek(session.id)
+                    if relay is not None:
+                        await relay.turn_ended()
+        finally:
+            self._access.release(session)
 
     async def _turn(
         self,

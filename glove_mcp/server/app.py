@@ -300,6 +300,17 @@ class HeadlessServer:
         signal handler's ``loop.call_soon_threadsafe``)."""
         self._sessions.stopping()
 
+    async def resume_interrupted(self, session_id: str, *, wait: float = 1.0) -> int:
+        """Finish the turns of ``session_id`` that a dead instance left unfinished, when the
+        agents run on a durable execution (``Glove(execution=…)``); opens the session for its
+        owner. Gives up after ``wait`` seconds without the session's turn (another instance
+        is running one, and finishes it itself).
+
+        Returns:
+            How many turns were resumed (0 for an unknown session).
+        """
+        return await self._sessions.resume_interrupted(session_id, wait)
+
     def add_route(
         self,
         path: str,

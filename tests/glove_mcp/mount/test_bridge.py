@@ -37,7 +37,11 @@ from glove_mcp import (
     json_schema_to_shape,
 )
 from glove_mcp.connect import ProtocolChoice
-from glove_mcp.mount.bridge import bridged_tool_name, convert_call_result
+from glove_mcp.mount.bridge import (
+    bridged_tool_name,
+    convert_call_result,
+    idempotency_key,
+)
 from glove_mcp.testing import McpTestServer, ServerControl, serve
 from glove_mcp.testing.servers import TINY_PNG
 from glove_mcp.types import McpTextContent
@@ -338,3 +342,19 @@ async def test_aborting_a_request_stops_waiting_on_a_stalled_server(
         server.control.release()
         # The connection still works.
         assert (await conn.call_tool("read_page", {"page_id": "p1"})).is_error is False
+
+
+async def test_read_only_and_idempotent_hints_make_a_bridged_tool_idempotent(
+    notes: McpServerConnection,
+) -> None:
+    tools = await _tools(notes)
+    assert tools["notes__search_pages"].idempotent  # readOnlyHint
+    assert not tools["notes__create_page"].idempotent  # no hints: may act twice
+
+
+def test_the_idempotency_key_is_stable_per_call_and_reveals_no_id() -> None:
+    key = idempotency_key("session-1", "toolu_1")
+    assert key == idempotency_key("session-1", "toolu_1")
+    assert key != idempotency_key("session-1", "toolu_2")
+    assert key != idempotency_key("session-2", "toolu_1")
+    assert "session" not in key and "toolu" not in key
