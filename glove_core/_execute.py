@@ -53,11 +53,14 @@ async def execute_tool_calls(
     calls: list[ToolCall],
     signal: AbortSignal,
     disabled: set[str] | frozenset[str] = frozenset(),
+    traced: bool | None = None,
 ) -> list[ToolResult]:
     """Run ``calls`` (concurrently when every tool is parallel_safe) and return their results,
-    in the order of the calls. Calls to tools in ``disabled`` are answered without running."""
-    # Asked once per reply, not per call: a turn's spans record, or none does.
-    traced = in_recording_span()
+    in the order of the calls. Calls to tools in ``disabled`` are answered without running.
+    ``traced`` says whether the current span records (the loop knows it for its whole
+    request); None asks, once for all the calls."""
+    if traced is None:
+        traced = in_recording_span()
     if len(calls) > 1 and all(
         (t := tools.get(c.name)) is not None and t.parallel_safe for c in calls
     ):

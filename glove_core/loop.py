@@ -184,6 +184,7 @@ class _Run:
         self.sent_count = 0
         self.views = ModelViews()  # each message as models see it, kept per change
         self.summaries: SummaryCache = {}
+        self.traced = False  # whether this request's spans record (its invoke_agent span does)
 
     def as_sent(self) -> list[Message]:
         """The saved history as the next model call sends it: tool results of earlier user
@@ -277,7 +278,7 @@ async def run_request(
     # Asked once per request: a runtime-checkable protocol check is not free; nor is asking
     # whether this turn records spans (it does when its ``invoke_agent`` span does).
     replies = store if isinstance(store, ReplyStore) else None
-    traced = in_recording_span()
+    traced = run.traced = in_recording_span()
     text = ""
     turns = 0
     overflow_compacted = False
@@ -476,7 +477,9 @@ async def _run_tools(run: _Run, reply: Message) -> None:
     try:
         parts = run.parts
         tools = parts.tool_sources.by_name()
-        results = await execute_tool_calls(parts.runner, tools, calls, run.signal, run.disabled)
+        results = await execute_tool_calls(
+            parts.runner, tools, calls, run.signal, run.disabled, run.traced
+        )
     except BaseException as exc:
         # Something outside the tools failed (a cancelled task, a bug): answer every call
         # anyway so the saved history stays valid, then let the failure propagate.
