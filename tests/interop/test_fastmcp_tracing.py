@@ -29,8 +29,19 @@ from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
 from tests._otel import parent_of, sid, telemetry
 
 HERE = Path(__file__).parent / "fastmcp_otel"
-PYTHON = HERE / ".venv" / "bin" / "python"
 SERVER = HERE / "server.py"
+
+
+def _venv() -> Path:
+    """Where install.sh puts FastMCP's venv (outside the checkout)."""
+    venvs = os.environ.get("GLOVE_INTEROP_VENVS")
+    if venvs:
+        return Path(venvs) / "fastmcp-otel"
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache) / "glove" / "interop" / "fastmcp-otel"
+
+
+PYTHON = _venv() / "bin" / "python"
 
 try:
     from tests._otlp import Receiver, otlp_receiver, received_spans, wait_until_received
