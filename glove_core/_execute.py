@@ -24,7 +24,7 @@ from glove_core.subscribers import Publish, ToolUseResult
 from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wrap_result
 from glove_core.types import ToolCall, ToolResult, ToolResultData
 
-__all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result"]
+__all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result", "run_for_application"]
 
 logger = logging.getLogger(__name__)
 
@@ -102,17 +102,32 @@ async def _run_call(
     return result
 
 
+async def run_for_application(
+    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal, requested_by: str | None
+) -> ToolResultData:
+    """Run ``call`` for the application (not the model): with ``requested_by``, permission is
+    always asked (or a remembered answer used) and the slot's input names it; without, only
+    as the tool requires. The result is bounded like any other, neither published nor saved."""
+    data = await _run_known(runner, tool, call, signal, requested_by=requested_by)
+    return bound_result(data, runner.limits)
+
+
 async def _run_known(
-    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+    runner: ToolRunner,
+    tool: Tool,
+    call: ToolCall,
+    signal: AbortSignal,
+    *,
+    requested_by: str | None = None,
 ) -> ToolResultData:
     try:
         parsed = tool.parse_input(call.input)
     except ToolInputError as exc:
         return _error(str(exc))
     ctx = ToolContext(display=runner.display, glove=runner.agent, signal=signal, call_id=call.id)
-    if tool.requires_permission:
+    if tool.requires_permission or requested_by is not None:
         try:
-            granted = await _ask_permission(runner, tool, call, signal)
+            granted = await _ask_permission(runner, tool, call, signal, requested_by)
         except AbortError:
             return ToolResultData(
                 status="aborted", message="aborted while waiting for the user's permission"
@@ -160,7 +175,11 @@ async def _invoke(tool: Tool, parsed: Any, ctx: ToolContext) -> Any:
 
 
 async def _ask_permission(
-    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+    runner: ToolRunner,
+    tool: Tool,
+    call: ToolCall,
+    signal: AbortSignal,
+    requested_by: str | None = None,
 ) -> bool:
     store = runner.store
     memory = store if isinstance(store, PermissionStore) else None
@@ -169,9 +188,16 @@ async def _ask_permission(
         known = await memory.get_permission(tool.name, key)
         if known is not None:
             return known == "granted"
+    asked: dict[str, Any] = {
+        "tool": tool.name,
+        "description": tool.description,
+        "input": call.input,
+    }
+    if requested_by is not None:
+        asked["requested_by"] = requested_by
     answer = await runner.display.push_and_wait(
         "permission_request",
-        {"tool": tool.name, "description": tool.description, "input": call.input},
+        asked,
         signal=signal,
         call_id=call.id,
     )

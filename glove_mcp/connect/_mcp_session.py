@@ -76,8 +76,10 @@ class Session:
         protocol: ProtocolChoice = "auto",
         requests: ServerRequests | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        extensions: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.namespace = namespace
+        self.extensions = extensions
         self.max_message_bytes = max_message_bytes
         self.too_large = 0
         """Responses whose reading stopped at ``max_message_bytes``."""
@@ -242,6 +244,7 @@ class Session:
                     read,
                     write,
                     client_info=self.client_info,
+                    extensions=self.extensions or None,
                     **self.requests.callbacks(self.namespace, self._spawn),
                 )
             )
