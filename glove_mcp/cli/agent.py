@@ -384,6 +384,7 @@ async def serve(args: argparse.Namespace) -> int:
             entries=entries,
             pool=pool,
             mark_untrusted=not args.no_untrusted_marks,
+            apps=args.web,  # views (MCP Apps) only where the page can show them
         )
         stack.push_async_callback(mount.aclose)
         if db is None:  # other instances may switch this conversation's servers
