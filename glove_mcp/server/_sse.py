@@ -30,7 +30,6 @@ from glove_core.subscribers import (
     ToolUseResult,
 )
 from glove_core.types import new_id
-from glove_mcp.apps import APP_KEY
 
 __all__ = ["ERROR_PREVIEW_CHARS", "MAIN_AGENT", "SseItem", "error_data", "event_item", "frame"]
 
@@ -73,7 +72,7 @@ def event_item(event: SubscriberEvent) -> SseItem | None:
         }
     if isinstance(event, ToolUseResult):
         result = event.result
-        item = {
+        return "tool_result", {
             "agent": agent,
             "call_id": event.call_id,
             "name": event.name,
@@ -81,10 +80,6 @@ def event_item(event: SubscriberEvent) -> SseItem | None:
             "data": result.data,
             "message": result.message,
         }
-        render = result.render_data
-        if isinstance(render, dict) and isinstance(render.get(APP_KEY), dict):
-            item["view"] = True  # the saved message carries it (render_data); shown from there
-        return "tool_result", item
     if isinstance(event, SubagentInvoked):
         return "subagent_started", {"agent": agent, "name": event.name, "call_id": event.call_id}
     if isinstance(event, SubagentCompleted):
