@@ -115,6 +115,11 @@ def test_a_person_clicks_a_button_in_a_fastmcp_view(browser: Any, tmp_path: Path
         ask.get_by_role("button", name="Allow").click()
         expect(view.locator("#count")).to_have_text("count: 1")
 
+        # A view's message to the agent waits in the composer for the person to send it.
+        view.locator("#tell").click()
+        expect(view.locator("#said")).to_have_text("message handed over")
+        expect(page.locator("#text")).to_have_value("The counter is done.")
+
         # The frame's own policy: the extension's default, nothing of this origin.
         response = page.request.get(url + "/web/app-frame")
         policy = response.headers["content-security-policy"]
