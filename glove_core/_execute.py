@@ -26,7 +26,7 @@ from glove_core.tools import AgentHandle, Tool, ToolContext, ToolInputError, wra
 from glove_core.tracing import in_recording_span, record_tool, tool_span
 from glove_core.types import ToolCall, ToolResult, ToolResultData
 
-__all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result"]
+__all__ = ["ToolRunner", "execute_tool_calls", "interrupted_result", "run_for_application"]
 
 logger = logging.getLogger(__name__)
 
@@ -201,13 +201,18 @@ def _parse(tool: Tool, call: ToolCall) -> Any:
 
 
 async def _permission(
-    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+    runner: ToolRunner,
+    tool: Tool,
+    call: ToolCall,
+    signal: AbortSignal,
+    requested_by: str | None = None,
 ) -> ToolResultData | None:
-    """None when the tool may run, else the result that says why not."""
-    if not tool.requires_permission:
+    """None when the tool may run, else the result that says why not. A call the application
+    makes for ``requested_by`` (an app's view) always asks."""
+    if not tool.requires_permission and requested_by is None:
         return None
     try:
-        granted = await _ask_permission(runner, tool, call, signal)
+        granted = await _ask_permission(runner, tool, call, signal, requested_by)
     except AbortError:
         return ToolResultData(
             status="aborted", message="aborted while waiting for the user's permission"
@@ -220,14 +225,29 @@ async def _permission(
     )
 
 
+async def run_for_application(
+    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal, requested_by: str | None
+) -> ToolResultData:
+    """Run ``call`` for the application (not the model): with ``requested_by``, permission is
+    always asked (or a remembered answer used) and the slot's input names it; without, only
+    as the tool requires. The result is bounded like any other, neither published nor saved."""
+    data, _ = await _run_known(runner, tool, call, signal, requested_by=requested_by)
+    return bound_result(data, runner.limits)
+
+
 async def _run_known(
-    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+    runner: ToolRunner,
+    tool: Tool,
+    call: ToolCall,
+    signal: AbortSignal,
+    *,
+    requested_by: str | None = None,
 ) -> tuple[ToolResultData, str]:
     """The call's result, and how it ended."""
     parsed = _parse(tool, call)
     if isinstance(parsed, ToolResultData):
         return parsed, "error"
-    refused = await _permission(runner, tool, call, signal)
+    refused = await _permission(runner, tool, call, signal, requested_by)
     if refused is not None:
         return refused, "aborted" if refused.status == "aborted" else "refused"
     data = await _invoke_retrying(runner, tool, call, parsed, signal)
@@ -276,7 +296,11 @@ async def _invoke(tool: Tool, parsed: Any, ctx: ToolContext) -> Any:
 
 
 async def _ask_permission(
-    runner: ToolRunner, tool: Tool, call: ToolCall, signal: AbortSignal
+    runner: ToolRunner,
+    tool: Tool,
+    call: ToolCall,
+    signal: AbortSignal,
+    requested_by: str | None = None,
 ) -> bool:
     store = runner.store
     memory = store if has_capability(store, PermissionStore) else None
@@ -285,9 +309,16 @@ async def _ask_permission(
         known = await memory.get_permission(tool.name, key)
         if known is not None:
             return known == "granted"
+    asked: dict[str, Any] = {
+        "tool": tool.name,
+        "description": tool.description,
+        "input": call.input,
+    }
+    if requested_by is not None:
+        asked["requested_by"] = requested_by
     answer = await runner.display.push_and_wait(
         "permission_request",
-        {"tool": tool.name, "description": tool.description, "input": call.input},
+        asked,
         signal=signal,
         call_id=call.id,
     )

@@ -13,7 +13,7 @@ from typing import cast
 
 from glove_core._deferral import ToolPrefix
 from glove_core.errors import ToolNameConflictError
-from glove_core.tools import JoiningToolSource, Tool, ToolSource
+from glove_core.tools import AppToolSource, JoiningToolSource, Tool, ToolSource
 
 __all__ = ["FoldedTools", "ToolSources"]
 
@@ -146,6 +146,15 @@ class ToolSources:
     def by_name(self) -> Mapping[str, Tool]:
         """The tools offered now, by name (kept while they stay the same: read it only)."""
         return self._current().by_name
+
+    def app_tool(self, name: str) -> Tool | None:
+        """The application-only tool ``name`` of a source (``AppToolSource``), or None."""
+        for source in self._sources:
+            if isinstance(source, AppToolSource):
+                found = source.app_tools().get(name)
+                if found is not None:
+                    return found
+        return None
 
     def names(self) -> set[str]:
         """The names of the tools offered now."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from glove_core._execute import ToolRunner
+from glove_core._execute import ToolRunner, run_for_application
 from glove_core._tool_sources import FoldedTools, ToolSources
 from glove_core._turns import TurnPreparer, Turns
 from glove_core.abort import AbortController, AbortSignal
@@ -59,7 +59,7 @@ from glove_core.subagents import SUBAGENT_TOOL_NAME, SubAgentFactory, SubAgentRe
 from glove_core.subscribers import Subscriber, SubscriberEvent, SubscriberSet
 from glove_core.tools import Tool, ToolSource
 from glove_core.tracing import agent_span, record_turn
-from glove_core.types import ContentPart, Message, new_id
+from glove_core.types import ContentPart, Message, ToolCall, ToolResultData, new_id
 
 __all__ = ["Glove", "TurnPreparer"]
 
@@ -316,6 +316,40 @@ class Glove(AsyncResource):
         result = await self._take_turn(signal, message)
         assert result is not None
         return result
+
+    async def run_tool(
+        self,
+        name: str,
+        input: dict[str, Any],
+        *,
+        requested_by: str = "application",
+        signal: AbortSignal | None = None,
+    ) -> ToolResultData:
+        """Run tool ``name`` for the application, outside the model loop (say, a button in a
+        view an MCP server rendered): one of the tools offered to the model, or an
+        application-only tool of a source (``AppToolSource``).
+
+        Whatever the tool, the person is asked first through the same ``permission_request``
+        slot the model's calls use (its input also names ``requested_by``); a remembered
+        "always" answer counts. In server mode nobody is there to ask: the application's call
+        is its own decision, and runs as the model's calls do there. The result is bounded
+        like a model's tool result, and is not saved in the conversation nor published to
+        subscribers.
+
+        Returns:
+            The result; ``status="error"`` for an unknown tool, bad input or a refusal.
+
+        Raises:
+            AbortError: ``signal`` fired while the tool ran or waited for the permission
+                (then the result says so instead).
+        """
+        tool = self._tool_sources.by_name().get(name) or self._tool_sources.app_tool(name)
+        if tool is None:
+            return ToolResultData(status="error", message=f"unknown tool {name!r}")
+        call = ToolCall(id=new_id("app_"), name=name, input=dict(input))
+        runner = self._loop_parts().runner
+        asker = None if self.server_mode else requested_by
+        return await run_for_application(runner, tool, call, signal or AbortSignal(), asker)
 
     async def _take_turn(
         self, signal: AbortSignal, message: Message | None

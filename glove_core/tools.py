@@ -13,7 +13,7 @@ import copy
 import functools
 import inspect
 import re
-from collections.abc import Awaitable, Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, get_type_hints, overload, runtime_checkable
@@ -33,6 +33,7 @@ from glove_core.types import ContentPart, ToolResultData
 
 __all__ = [
     "AgentHandle",
+    "AppToolSource",
     "JoiningToolSource",
     "Tool",
     "ToolContext",
@@ -72,6 +73,17 @@ class JoiningToolSource(Protocol):
     def joined_tools(self) -> Collection[str]:
         """Names of offered tools that joined mid-conversation. Keep it cheap and free of I/O:
         it is read before every model call."""
+        ...
+
+
+@runtime_checkable
+class AppToolSource(Protocol):
+    """A tool source that also holds tools for the application alone, never offered to the
+    model (an MCP App's view calls them: tools whose visibility leaves the model out).
+    ``Glove.run_tool`` finds them by name."""
+
+    def app_tools(self) -> Mapping[str, Tool]:
+        """The application-only tools, by name. Cheap and free of I/O."""
         ...
 
 

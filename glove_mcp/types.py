@@ -11,7 +11,8 @@ field names; ``model_dump(by_alias=True)`` gives MCP's camelCase wire names (``m
 ``inputSchema``), which is how bridged tools hand content blocks to an application
 (``ToolResultData.render_data``).
 
-What is left out: ``_meta``, icons, and result types other than a completed call or read.
+What is left out: ``_meta`` (but the MCP Apps fields of a tool's), icons, and result types
+other than a completed call or read.
 """
 
 from __future__ import annotations
@@ -83,6 +84,10 @@ class McpTool(_Model):
         output_schema: the JSON Schema of its structured result, if it declares one.
         annotations: the server's hints (empty when it gave none).
         task_support: its ``execution.taskSupport``, or None when the server did not say.
+        ui_resource_uri: the ``ui://`` view it renders its results in (MCP Apps,
+            ``_meta.ui.resourceUri``), or None.
+        ui_visibility: who may call it (``_meta.ui.visibility``): ``"model"``, ``"app"`` or
+            both; None when unsaid (both).
     """
 
     name: str
@@ -94,11 +99,23 @@ class McpTool(_Model):
     output_schema: dict[str, Any] | None = Field(default=None, serialization_alias="outputSchema")
     annotations: McpToolAnnotations = McpToolAnnotations()
     task_support: TaskSupport | None = Field(default=None, serialization_alias="taskSupport")
+    ui_resource_uri: str | None = None
+    ui_visibility: tuple[str, ...] | None = None
 
     @property
     def read_only(self) -> bool:
         """Whether the server marked it read-only."""
         return self.annotations.read_only_hint is True
+
+    @property
+    def for_model(self) -> bool:
+        """Whether the agent may see and call it (an app-only tool is for its view alone)."""
+        return self.ui_visibility is None or "model" in self.ui_visibility
+
+    @property
+    def for_app(self) -> bool:
+        """Whether a view of the same server may call it."""
+        return self.ui_visibility is None or "app" in self.ui_visibility
 
 
 class McpContentAnnotations(_Model):

@@ -70,7 +70,10 @@ USERS = sorted(
     p
     for folder in ("tests", "examples", "bench")
     for p in (ROOT / folder).rglob("*.py")
-    if str(p.relative_to(ROOT)) not in WHITE_BOX and "node_modules" not in p.parts
+    if str(p.relative_to(ROOT)) not in WHITE_BOX
+    # Outside implementations installed for the tests (npm packages, a FastMCP virtualenv).
+    and "node_modules" not in p.parts
+    and ".venv" not in p.parts
 )
 
 

@@ -396,6 +396,7 @@ async def serve(args: argparse.Namespace) -> int:
             mark_untrusted=not args.no_untrusted_marks,
             # On a shared database the turn's activation sync loads them, under the lock.
             load_active=db is not None,
+            apps=args.web,  # views (MCP Apps) only where the page can show them
         )
         stack.push_async_callback(mount.aclose)
         if db is None:  # other instances may switch this conversation's servers

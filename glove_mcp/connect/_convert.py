@@ -7,6 +7,9 @@ sees an ``mcp_types`` object.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import mcp_types as sdk
 
 from glove_mcp.types import (
@@ -63,7 +66,25 @@ def tool_from_sdk(tool: sdk.Tool) -> McpTool:
             open_world_hint=hints.open_world_hint,
         ),
         task_support=tool.execution.task_support if tool.execution is not None else None,
+        **_ui_fields(tool.meta),
     )
+
+
+def _ui_fields(meta: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The MCP Apps fields of a tool's ``_meta`` (``ui.resourceUri``, ``ui.visibility``, and
+    the deprecated flat ``ui/resourceUri``); what is malformed is left out."""
+    if not isinstance(meta, Mapping):
+        return {}
+    ui = meta.get("ui")
+    ui = ui if isinstance(ui, Mapping) else {}
+    uri = ui.get("resourceUri", meta.get("ui/resourceUri"))
+    found: dict[str, Any] = {}
+    if isinstance(uri, str) and uri.startswith("ui://"):
+        found["ui_resource_uri"] = uri
+    visibility = ui.get("visibility")
+    if isinstance(visibility, list) and all(isinstance(v, str) for v in visibility):
+        found["ui_visibility"] = tuple(visibility)
+    return found
 
 
 def _annotations(given: sdk.Annotations | None) -> McpContentAnnotations | None:

@@ -110,8 +110,10 @@ class Session:
         requests: ServerRequests | None = None,
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
         watch: TaskWatch | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.namespace = namespace
+        self.extensions = extensions
         self.max_message_bytes = max_message_bytes
         self.too_large = 0
         """Responses whose reading stopped at ``max_message_bytes``."""
@@ -284,9 +286,10 @@ class Session:
                     write,
                     client_info=self.client_info,
                     **self.requests.callbacks(self.namespace, self._spawn, self.watch),
-                    # Declared on 2026-07-28 only: a server may then answer tools/call with a
-                    # task handle, which every call follows (_calls.plain_call).
-                    **extension_kwargs(),
+                    # The tasks extension is declared on 2026-07-28 only: a server may then
+                    # answer tools/call with a task handle, which every call follows
+                    # (_calls.plain_call). Skills and apps are declared as the mount asks.
+                    **_with_extensions(extension_kwargs(), self.extensions),
                 )
             )
             self.session_in_handshake = session
@@ -480,3 +483,13 @@ async def run_on_session(
         task.add_done_callback(forget_when_done(background))
         raise TimeoutError
     return task.result()
+
+
+def _with_extensions(
+    kwargs: dict[str, Any], extensions: dict[str, dict[str, Any]] | None
+) -> dict[str, Any]:
+    """The SDK session's keyword arguments with ``extensions`` declared beside the tasks
+    extension."""
+    if extensions:
+        kwargs = {**kwargs, "extensions": {**kwargs.get("extensions", {}), **extensions}}
+    return kwargs

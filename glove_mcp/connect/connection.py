@@ -65,6 +65,7 @@ from pydantic import ValidationError
 from glove_core.models import ModelAdapter
 from glove_core.resources import AsyncResource
 from glove_mcp import types as own
+from glove_mcp.apps import APP_MIME_TYPE, UI_EXTENSION, McpAppView
 from glove_mcp.connect._calls import plain_call, task_call
 from glove_mcp.connect._client_info import ClientInfo
 from glove_mcp.connect._convert import (
@@ -90,6 +91,12 @@ from glove_mcp.connect._mcp_session import (
     ProtocolChoice,
     Session,
     run_on_session,
+)
+from glove_mcp.connect._skills_apps import (
+    ListSkillsParams,
+    ListSkillsRequest,
+    ListSkillsResult,
+    view_from_read,
 )
 from glove_mcp.connect._tracing import (
     MCP_PROTOCOL_VERSION,
@@ -122,6 +129,7 @@ from glove_mcp.errors import (
     McpStateError,
     McpTimeoutError,
 )
+from glove_mcp.skills import MAX_SKILLS, SKILLS_EXTENSION, McpSkill, skill_from_wire
 from glove_mcp.types import (
     McpCallResult,
     McpPrompt,
@@ -201,6 +209,7 @@ class McpServerConnection(AsyncResource):
         requests: ServerRequests | None = None,
         tasks: TaskPolicy = "never",
         max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+        apps: bool = False,
     ) -> None:
         if not isinstance(max_message_bytes, int) or max_message_bytes < 1024:
             raise ValueError(
@@ -246,6 +255,9 @@ class McpServerConnection(AsyncResource):
         self.requests = requests or ServerRequests()
         """How it answers what the server asks (sampling, elicitation, roots) and where the
         server's log messages and list changes go."""
+        self.apps = apps
+        """Whether it declares the MCP Apps extension (``glove_mcp.apps``): only a host that
+        renders views should."""
         # List caching: public pages go to the pool's cache under the server's identity,
         # private ones under a partition only this connection has.
         self._lists = self._pool.list_cache
@@ -350,6 +362,7 @@ class McpServerConnection(AsyncResource):
             requests=self._requests_with_invalidation(),
             max_message_bytes=self.max_message_bytes,
             watch=self._task_watch,
+            extensions=self._extensions(),
         )
         self._session = fresh
         try:
@@ -375,6 +388,7 @@ class McpServerConnection(AsyncResource):
         """What this client declares that may change what a server lists, for cache keys."""
         r = self.requests
         flags = [r.sampling is not None, r.elicitation is not None, r.roots is not None]
+        flags.append(self.apps)
         return "".join("1" if f else "0" for f in flags) + f":{self.tasks}"
 
     def _requests_with_invalidation(self) -> ServerRequests:
@@ -661,6 +675,78 @@ class McpServerConnection(AsyncResource):
     async def read_resource(self, uri: str) -> own.McpReadResult:
         """Read resource ``uri``; an unknown one raises ``McpProtocolError``."""
         return await self._read_resource(uri)
+
+    def declares_extension(self, identifier: str) -> bool:
+        """Whether the live session's server declared extension ``identifier``
+        (``capabilities.extensions``; False while not connected)."""
+        session = self._live()
+        caps = session.server_capabilities if session is not None else None
+        extensions = getattr(caps, "extensions", None) if caps is not None else None
+        return isinstance(extensions, Mapping) and identifier in extensions
+
+    async def list_skills(self) -> list[McpSkill]:
+        """The server's skills (``skills/list``, every page; at most ``MAX_SKILLS``, malformed
+        entries left out with a log line); [] when it does not declare the skills extension.
+
+        Raises:
+            McpProtocolError: the server refused; and the connection's errors.
+        """
+        if not self.declares_extension(SKILLS_EXTENSION):
+            return []
+
+        async def fetch(
+            s: ClientSession, p: types.PaginatedRequestParams | None
+        ) -> ListSkillsResult:
+            params = ListSkillsParams(cursor=p.cursor if p is not None else None)
+            return await s.send_request(ListSkillsRequest(params=params), ListSkillsResult)
+
+        pages = await self._paginate("skills/list", None, fetch)
+        skills: list[McpSkill] = []
+        for page in pages:
+            for entry in page.skills:
+                skill = skill_from_wire(entry)
+                if skill is None:
+                    logger.info("MCP server %r listed a malformed skill; left out", self.namespace)
+                elif len(skills) < MAX_SKILLS:
+                    skills.append(skill)
+        if len(skills) == MAX_SKILLS:
+            logger.warning(
+                "MCP server %r lists more than %d skills; the rest are left out",
+                self.namespace,
+                MAX_SKILLS,
+            )
+        return skills
+
+    async def read_app_view(self, uri: str) -> McpAppView:
+        """Read the MCP Apps view ``uri`` (a ``ui://`` resource of type
+        ``text/html;profile=mcp-app``), its declared CSP kept.
+
+        Raises:
+            McpProtocolError: the server refused, or what it returned is no view (another
+                type, too large, no contents for ``uri``); and the connection's errors.
+        """
+        if not uri.startswith("ui://"):
+            raise McpProtocolError(
+                self.namespace, "resources/read", types.INVALID_PARAMS, f"{uri!r} is no ui:// URI"
+            )
+
+        async def op(s: ClientSession) -> types.ReadResourceResult:
+            _require(s, self.namespace, "resources")
+            return await s.read_resource(uri)
+
+        found = view_from_read(
+            uri, await self._request(f"resources/read {uri!r}", op, method="resources/read")
+        )
+        if isinstance(found, str):
+            raise McpProtocolError(self.namespace, "resources/read", types.INVALID_PARAMS, found)
+        return found
+
+    def _extensions(self) -> dict[str, dict[str, Any]]:
+        """What the client declares in ``capabilities.extensions``."""
+        declared: dict[str, dict[str, Any]] = {SKILLS_EXTENSION: {}}
+        if self.apps:
+            declared[UI_EXTENSION] = {"mimeTypes": [APP_MIME_TYPE]}
+        return declared
 
     async def list_prompts(self) -> list[own.McpPrompt]:
         """Every prompt it offers (all pages); ``McpCapabilityError`` if it declares none."""

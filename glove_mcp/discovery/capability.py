@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -36,6 +36,7 @@ from glove_mcp.errors import (
     McpUnknownServerError,
     OAuthLoginRequiredError,
 )
+from glove_mcp.skills import McpSkill
 
 __all__ = ["FIND_CAPABILITY", "MCP_PICKER", "DiscoveryEntry", "DiscoveryMount", "discovery_tool"]
 
@@ -103,6 +104,10 @@ class DiscoveryMount(Protocol):
 
     def connection(self, id: str) -> object | None:
         """The open connection of server ``id``, if it is loaded."""
+        ...
+
+    def skills(self, id: str) -> Sequence[McpSkill]:
+        """The skills of loaded server ``id`` ([] when none or not loaded)."""
         ...
 
     async def activate(self, id: str) -> list[str]:
@@ -272,6 +277,7 @@ class _Discovery:
                 "keywords": list(getattr(e, "keywords", None) or ()),
                 "tools": list(self.index.tool_names(e.id))[:_TOOLS_LISTED],
                 "active": e.id in active,
+                **_skill_field(self.mount.skills(e.id)),
             }
             for e in matches
         ]
@@ -307,7 +313,13 @@ class _Discovery:
                 self.index.add_tool_names(input.id, self.mount.tool_names(input.id).values())
         # No tool_references here: the subagent is never offered these tools; the main
         # agent's find_capability result references them.
-        return ToolResultData(data={"activated": input.id, "tools": names})
+        return ToolResultData(
+            data={
+                "activated": input.id,
+                "tools": names,
+                **_skill_field(self.mount.skills(input.id)),
+            }
+        )
 
     async def deactivate(self, input: IdInput, ctx: ToolContext) -> ToolResultData:
         if input.id not in self.mount.entries:
@@ -441,12 +453,33 @@ class _Discovery:
             summary = "Nothing was activated (candidates only)."
         else:
             summary = "No new tools were activated."
+        skills = _skills_summary(mount, added)
+        if skills:
+            summary = f"{summary}\n{skills}"
         body = f"{text}\n\n{summary}" if text else summary
         return ToolResultData(
             data=body,
             render_data={"activated": added, "tools": new_tools},
             tool_references=new_tools or None,  # loads them, keeping the cached prefix intact
         )
+
+
+def _skill_field(skills: Sequence[McpSkill]) -> dict[str, Any]:
+    """A catalogue row's ``skills`` (name and description), left out when there are none."""
+    if not skills:
+        return {}
+    return {"skills": [{"name": s.name, "description": s.description} for s in skills]}
+
+
+def _skills_summary(mount: DiscoveryMount, ids: Sequence[str]) -> str:
+    """The skills the servers ``ids`` bring, and the tool that loads them ("" when none)."""
+    lines = []
+    for id in ids:
+        skills = mount.skills(id)
+        if skills:
+            named = "; ".join(f"{s.name} ({s.description})" for s in skills)
+            lines.append(f"Skills of {id}: {named}. Load one with {id}__use_skill.")
+    return "\n".join(lines)
 
 
 def discovery_tool(

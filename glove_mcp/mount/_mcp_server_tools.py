@@ -9,21 +9,26 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from glove_core import Glove, Tool
+from glove_mcp.apps import UI_EXTENSION
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
+from glove_mcp.mount.apps import ServerViews
 from glove_mcp.mount.bridge import (
     READ_RESOURCE_TOOL,
     bridge_mcp_tool,
+    bridged_tool_name,
     resource_reader,
     serves_resources,
     untrusted_output,
 )
 from glove_mcp.mount.listing import bound_listing
 from glove_mcp.mount.options import MountOptions
+from glove_mcp.mount.skills import USE_SKILL_TOOL, SkillsInUse, server_skills, skill_tool
+from glove_mcp.skills import McpSkill
 from glove_mcp.subscribers import McpEvent, McpListingLimited
 
-__all__ = ["LoadedServer", "ToolChange", "bridge_server", "relisted"]
+__all__ = ["BridgedServer", "LoadedServer", "ToolChange", "bridge_server", "relisted"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +44,10 @@ class LoadedServer:
     """Tools of an earlier activation (switched off) that these took the places of."""
     note: str | None = None
     """What the listing limits left out, for the model (None when nothing)."""
+    skills: list[McpSkill] = field(default_factory=list)
+    """The skills it listed when loaded."""
+    app_tools: dict[str, Tool] = field(default_factory=dict)
+    """Its tools for its views alone (MCP Apps visibility ``["app"]``), by bridged name."""
 
     def take_back(self, offered: dict[str, Tool]) -> None:
         """Take these tools back out of the mount's ``offered`` tools, restoring those they
@@ -51,13 +60,31 @@ class LoadedServer:
                 offered.pop(name, None)
 
 
+@dataclass(frozen=True)
+class BridgedServer:
+    """What ``bridge_server`` made of a server.
+
+    Attributes:
+        tools: (tool, the server's real tool name) for each tool to offer the model.
+        note: what the listing limits left out (None when nothing).
+        skills: the skills it lists.
+        app_tools: tools for its views alone, by bridged name (empty without apps).
+    """
+
+    tools: list[tuple[Tool, str]]
+    note: str | None
+    skills: list[McpSkill]
+    app_tools: dict[str, Tool]
+
+
 async def bridge_server(
     entry: McpCatalogueEntry,
     conn: McpServerConnection,
     glove: Glove,
     options: MountOptions,
     publish: Callable[[McpEvent], Awaitable[None]],
-) -> tuple[list[tuple[Tool, str]], str | None]:
+    skills_in_use: SkillsInUse | None = None,
+) -> BridgedServer:
     """List the server's tools within ``options.listing_limits`` and bridge each, with the
     mount's result bounds (``options.max_result_chars``, the Glove's ``result_limits``),
     marked untrusted when ``options.mark_untrusted``, then through ``options.wrap_tool``.
@@ -65,9 +92,10 @@ async def bridge_server(
     A listing over a bound is logged and published (``McpListingLimited``) here, and still
     bridged with what fits.
 
-    Returns:
-        (tool, the server's real tool name) for each tool to offer, and what was left out
-        (None when nothing).
+    Skills (when the server lists some, and lists no tool named ``use_skill``) add
+    ``<id>__use_skill`` (``glove_mcp.mount.skills``). With ``options.apps`` and a server that
+    declares MCP Apps, results carry their views (``glove_mcp.mount.apps``) and tools for views
+    alone are bridged apart (``app_tools``); without, those are left out.
 
     Raises:
         McpActivationError: two tools would have the same bridged name.
@@ -104,26 +132,44 @@ async def bridge_server(
         if has_resources
         else None
     )
+    views = ServerViews(conn) if options.apps and conn.declares_extension(UI_EXTENSION) else None
+    if views is not None:
+        views.app_tools = {
+            t.name: bridged_tool_name(conn.namespace, t.name) for t in listing.tools if t.for_app
+        }
     bridged: list[tuple[Tool, str]] = []
+    app_tools: dict[str, Tool] = {}
     for mcp_tool in listing.tools:
-        tool = bridge_mcp_tool(
-            conn,
-            mcp_tool,
-            glove.server_mode,
-            max_result_chars=chars,
-            limits=results,
-            resource_reader=reader.name if reader is not None else None,
+        if not mcp_tool.for_model and views is None:
+            continue  # for a view this host never shows
+        tool = wrap(
+            bridge_mcp_tool(
+                conn,
+                mcp_tool,
+                glove.server_mode,
+                max_result_chars=chars,
+                limits=results,
+                resource_reader=reader.name if reader is not None else None,
+                views=views,
+            )
         )
-        bridged.append((wrap(tool), mcp_tool.name))
+        if mcp_tool.for_model:
+            bridged.append((tool, mcp_tool.name))
+        else:
+            app_tools[tool.name] = tool
     if reader is not None:
         bridged.append((wrap(reader), READ_RESOURCE_TOOL))
+    skills = await server_skills(conn)
+    if skills and skills_in_use is not None and USE_SKILL_TOOL not in listed:
+        loader = skill_tool(conn, skills, skills_in_use, reader=reader is not None)
+        bridged.append((wrap(loader), USE_SKILL_TOOL))
     names = [t.name for t, _ in bridged]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})
         raise McpActivationError(
             entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
         )
-    return bridged, note
+    return BridgedServer(bridged, note, skills, app_tools)
 
 
 @dataclass(frozen=True)

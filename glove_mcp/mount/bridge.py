@@ -47,6 +47,7 @@ from glove_mcp.mount._results import (
     convert_call_result,
     convert_read_result,
 )
+from glove_mcp.mount.apps import ServerViews, with_result_fields, with_view
 from glove_mcp.subscribers import McpProgress
 from glove_mcp.types import McpTool, McpToolAnnotations
 
@@ -221,6 +222,7 @@ def bridge_mcp_tool(
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS,
     limits: ResultLimits | None = None,
     resource_reader: str | None = None,
+    views: ServerViews | None = None,
 ) -> Tool:
     """Make an MCP server tool an ordinary glove_core ``Tool``.
 
@@ -236,6 +238,9 @@ def bridge_mcp_tool(
         resource_reader: the name of the bridged tool that reads this server's resources,
             when one is offered beside it (the mount's ``<id>__read_resource``); resource
             links in results point to it. None: they name no reader.
+        views: the server's MCP Apps views, when the mount renders them
+            (``glove_mcp.mount.apps``): results then carry ``render_data`` as a dict, and a
+            tool with a view carries it. None: no apps.
 
     Returns:
         A ``Tool`` named ``bridged_tool_name(connection.namespace, tool.name)`` whose
@@ -266,12 +271,19 @@ def bridge_mcp_tool(
             result = await connection.call_tool(real_name, input, on_progress=progress, meta=meta)
         except GloveMcpError as exc:
             return _failure(namespace, real_name, exc, max_result_chars)
-        return convert_call_result(
+        converted = convert_call_result(
             namespace, real_name, result, max_result_chars, reader=resource_reader, limits=limits
         )
+        if views is None:
+            return converted
+        converted = with_result_fields(converted, result)
+        if tool.ui_resource_uri is None:
+            return converted
+        return await with_view(converted, views, tool.ui_resource_uri, tool=name, tool_input=input)
 
+    name = bridged_tool_name(namespace, real_name)
     return Tool(
-        name=bridged_tool_name(namespace, real_name),
+        name=name,
         description=bridged_description(tool),
         do=do,
         json_schema=_input_schema(tool),

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -56,6 +56,8 @@ from glove_mcp.mount.options import (
     server_requests,
     unique_entries,
 )
+from glove_mcp.mount.skills import SKILLS_KEY, SkillsInUse
+from glove_mcp.skills import McpSkill
 from glove_mcp.subscribers import (
     McpEvent,
     McpListChanged,
@@ -125,16 +127,17 @@ class McpMount(AsyncResource):
         self._locks: dict[str, asyncio.Lock] = {}
         self._joined: set[str] = set()  # tools added mid-conversation (JoiningToolSource)
         self._state = MountState.OPEN
+        self._skills = SkillsInUse()
         glove.add_tool_source(self)
+        self._remove_instructions = self._history_context(self._instructions, INSTRUCTIONS_KEY)
+        self._remove_skills = self._history_context(self._skills_text, SKILLS_KEY)
+
+    def _history_context(self, fn: Callable[[object], str | None], key: str) -> Callable[[], None]:
         try:
-            self._remove_instructions = glove.add_context_provider(
-                self._instructions, delivery="history", key=INSTRUCTIONS_KEY
-            )
+            return self.glove.add_context_provider(fn, delivery="history", key=key)
         except ValueError:  # a second mount on the same Glove
-            self._remove_instructions = glove.add_context_provider(
-                self._instructions,
-                delivery="history",
-                key=f"{INSTRUCTIONS_KEY}:{adapter.identifier}",
+            return self.glove.add_context_provider(
+                fn, delivery="history", key=f"{key}:{self.adapter.identifier}"
             )
 
     @property
@@ -160,6 +163,20 @@ class McpMount(AsyncResource):
         """The loaded tools of server ``id``: bridged name → the server's real tool name."""
         loaded = self._loaded.get(id)
         return dict(loaded.tools) if loaded else {}
+
+    def app_tools(self) -> dict[str, Tool]:
+        """The loaded servers' tools for their views alone (``AppToolSource``; MCP Apps,
+        ``apps=True``): never offered to the model, run with ``Glove.run_tool``."""
+        return {name: t for x in self._loaded.values() for name, t in x.app_tools.items()}
+
+    def skills(self, id: str) -> list[McpSkill]:
+        """The skills loaded server ``id`` listed when it loaded ([] when none, or not loaded)."""
+        loaded = self._loaded.get(id)
+        return list(loaded.skills) if loaded else []
+
+    def _skills_text(self, signal: object = None) -> str | None:
+        # History context, like the instructions: saved only when the set of skills changes.
+        return self._skills.text()
 
     def connection(self, id: str) -> McpServerConnection | None:
         """The open connection of server ``id``, if it is loaded."""
@@ -194,7 +211,10 @@ class McpMount(AsyncResource):
         )
         try:
             await conn.connect()
-            bridged, note = await bridge_server(entry, conn, self.glove, self.options, self._emit)
+            made = await bridge_server(
+                entry, conn, self.glove, self.options, self._emit, self._skills
+            )
+            bridged, note = made.tools, made.note
             await remember_tools(self.adapter, entry.id, bridged)  # before: no await below
             names = [t.name for t, _ in bridged]
             self._check_open()
@@ -208,7 +228,14 @@ class McpMount(AsyncResource):
             replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
             for tool, _ in bridged:
                 self._tools[tool.name] = tool
-            return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced, note)
+            return LoadedServer(
+                conn,
+                {t.name: real for t, real in bridged},
+                replaced,
+                note,
+                made.skills,
+                made.app_tools,
+            )
         except BaseException:
             await conn.close()
             raise
@@ -245,7 +272,8 @@ class McpMount(AsyncResource):
                 return
             try:
                 args = (self.entries[id], loaded.connection, self.glove, self.options)
-                bridged, note = await bridge_server(*args, self._emit)
+                made = await bridge_server(*args, self._emit, self._skills)
+                bridged, note = made.tools, made.note
             except Exception as exc:
                 logger.warning(
                     "MCP server %r changed its tools, but listing them failed: %s", id, exc
@@ -255,6 +283,7 @@ class McpMount(AsyncResource):
             change = relisted(id, self._tools, loaded, bridged, taken)
             self._joined.update(change.added)
             loaded.note = note
+            loaded.skills, loaded.app_tools = made.skills, made.app_tools
             if differs := bool(change.added or change.removed or change.changed):
                 await remember_tools(self.adapter, id, bridged)  # saved only when it differs
         if differs:
@@ -392,6 +421,7 @@ class McpMount(AsyncResource):
                 if switched:
                     self.glove.switch_tools(disable=switched)
                 self._dormant.setdefault(id, {}).update(loaded.tools)
+                self._skills.drop_server(id)
                 await loaded.connection.close()
             await self.adapter.deactivate(id)
         await self._emit(McpServerDeactivated(id, tuple(switched)))
@@ -406,6 +436,7 @@ class McpMount(AsyncResource):
             return
         self._state = MountState.CLOSED
         self._remove_instructions()
+        self._remove_skills()
         loaded, self._loaded = list(self._loaded.values()), {}
         try:
             results = await asyncio.gather(
@@ -522,6 +553,7 @@ async def mount_mcp(
     max_message_bytes: int = MountOptions.max_message_bytes,
     mark_untrusted: bool = True,
     load_active: bool = True,
+    apps: bool = False,
 ) -> McpMount:
     """Mount a conversation's MCP servers on ``glove``: the mount becomes a tool source of the
     Glove, reloads the active servers in parallel and offers their bridged tools. Call it
@@ -579,6 +611,9 @@ async def mount_mcp(
             turn preparer loads them under the conversation's lock before each turn anyway
             (``follow_activations``, several instances on one database): reading them here
             too would cost a second database round trip for nothing.
+        apps: declare MCP Apps (``glove_mcp.apps``) to servers and hand their views to the
+            application in results' ``render_data``; only where views can be shown (the web
+            page of ``glove-mcp serve --web``), never in a terminal. Off by default.
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to
@@ -607,6 +642,7 @@ async def mount_mcp(
         max_result_chars=max_result_chars,
         max_message_bytes=max_message_bytes,
         mark_untrusted=mark_untrusted,
+        apps=apps,
     )
     mount = McpMount(glove, adapter, entries, options)
     if load_active:

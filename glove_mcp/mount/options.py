@@ -104,6 +104,7 @@ class MountOptions:
     max_result_chars: int = DEFAULT_MAX_RESULT_CHARS
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     mark_untrusted: bool = True
+    apps: bool = False
 
     def __post_init__(self) -> None:
         check_max_result_chars(self.max_result_chars)
@@ -148,6 +149,7 @@ def server_connection(
         requests=requests,
         tasks=options.tasks,
         max_message_bytes=options.max_message_bytes,
+        apps=options.apps,
     )
 
 

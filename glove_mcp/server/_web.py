@@ -23,9 +23,11 @@ __all__ = ["CONTENT_SECURITY_POLICY", "web_routes"]
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; "
-    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "img-src 'self' data:; frame-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
 )
-"""The page's policy: only this origin's files and API."""
+"""The page's policy: only this origin's files and API, and frames of this origin (the
+sandboxed loader of MCP Apps views, ``_app_views``)."""
 
 _HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,

@@ -48,6 +48,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from glove_mcp.server._app_views import FRAME_PATH, AppCalls, frame
 from glove_mcp.server._database import (
     DatabaseOptions,
     session_storage,
@@ -273,10 +274,14 @@ class HeadlessServer:
             ("/sessions/{id}/slots/{slot_id}", "POST", sessions.answer),
             ("/principal", "GET", _whoami),
         ]
+        if web:  # views (MCP Apps) are shown by the page only
+            calls = AppCalls(access, max_body_bytes=max_body_bytes, body_timeout=body_timeout)
+            table.append(("/sessions/{id}/app-calls", "POST", calls.call))
         for path, method, endpoint in table:
             self.add_route(path, endpoint, methods=[method])
         if web:
             self.app.router.routes.extend(web_routes())  # static files: no credential
+            self.app.router.routes.append(Route(FRAME_PATH, frame, methods=["GET"]))
         # /connections and the OAuth callback: authenticated here like every route (the
         # callback is public: its state is the credential).
         for route in mounted_routes(

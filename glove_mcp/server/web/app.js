@@ -399,7 +399,11 @@ function liveText(agent) {
 function renderMessage(message) {
   const log = $("log");
   if (message.tool_results) {
-    for (const r of message.tool_results) log.append(item(toolResult(r.name, r.result, "main")));
+    for (const r of message.tool_results) {
+      log.append(item(toolResult(r.name, r.result, "main")));
+      const render = r.result.render_data;
+      if (render && typeof render === "object" && render.mcp_app) log.append(item(viewBox(render.mcp_app)));
+    }
     return;
   }
   if (message.framework_context === "event") {
@@ -505,6 +509,7 @@ function button(label, onClick) {
 function permissionCard(slot) {
   const input = slot.input || {};
   const box = card("Allow " + input.tool + "?", slot);
+  if (input.requested_by) box.append(el("p", "requested-by", "asked by " + input.requested_by + ", not the agent"));
   if (input.description) box.append(el("p", null, input.description));
   box.append(el("pre", null, pretty(input.input)));
   const row = el("div", "buttons");
@@ -742,3 +747,152 @@ function start() {
 }
 
 document.addEventListener("DOMContentLoaded", start);
+
+// -- views (MCP Apps) -------------------------------------------------------------------------
+// A view is a server's HTML: it runs in a frame sandboxed to scripts only (an opaque origin:
+// no access to this page, its storage or its key), loaded from /web/app-frame under a policy
+// of the origins the view declared and nothing wider. It talks to this page over the
+// extension's postMessage JSON-RPC; messages are taken only from the frames this page made.
+const views = [];
+
+function viewBox(app) {
+  const box = el("div", "view");
+  box.append(el("div", "who", "view of " + app.server + " — " + app.uri));
+  const frame = document.createElement("iframe");
+  frame.setAttribute("sandbox", "allow-scripts");
+  frame.title = "view of " + app.server;
+  frame.referrerPolicy = "no-referrer";
+  const csp = app.csp || {};
+  const query = new URLSearchParams();
+  const keys = { c: "connectDomains", r: "resourceDomains", f: "frameDomains", b: "baseUriDomains" };
+  for (const [short, key] of Object.entries(keys)) {
+    if (Array.isArray(csp[key]) && csp[key].length) query.set(short, csp[key].join(","));
+  }
+  frame.src = "/web/app-frame" + (query.toString() ? "?" + query : "");
+  box.append(frame, el("p", "error"));
+  views.push({ app, frame, box, session: state.session, initialized: false });
+  return box;
+}
+
+function viewOf(source) {
+  for (let i = views.length - 1; i >= 0; i--) {
+    const view = views[i];
+    if (!view.frame.isConnected) views.splice(i, 1);
+    else if (source && view.frame.contentWindow === source) return view;
+  }
+  return null;
+}
+
+function toView(view, message) {
+  view.frame.contentWindow.postMessage(message, "*");
+}
+
+function viewReply(view, id, result) {
+  toView(view, { jsonrpc: "2.0", id, result });
+}
+
+function viewError(view, id, code, message) {
+  toView(view, { jsonrpc: "2.0", id, error: { code, message } });
+}
+
+window.addEventListener("message", (event) => {
+  const view = viewOf(event.source);
+  if (!view) return;
+  const message = event.data;
+  if (message && message.glove === "frame-ready") {
+    toView(view, { glove: "view", html: view.app.html });
+    return;
+  }
+  if (!message || message.jsonrpc !== "2.0" || typeof message.method !== "string") return;
+  onViewMessage(view, message);
+});
+
+function onViewMessage(view, message) {
+  const params = message.params || {};
+  const isRequest = message.id !== undefined && message.id !== null;
+  switch (message.method) {
+    case "ui/initialize":
+      viewReply(view, message.id, {
+        protocolVersion: "2026-01-26",
+        hostInfo: { name: "glove-web", version: "1" },
+        hostCapabilities: { serverTools: {}, logging: {} },
+        hostContext: {
+          theme: "light", displayMode: "inline", availableDisplayModes: ["inline"],
+          platform: "web", containerDimensions: { maxHeight: 600 },
+        },
+      });
+      return;
+    case "ui/notifications/initialized":
+      if (view.initialized) return;
+      view.initialized = true;
+      toView(view, { jsonrpc: "2.0", method: "ui/notifications/tool-input", params: { arguments: view.app.tool_input || {} } });
+      toView(view, { jsonrpc: "2.0", method: "ui/notifications/tool-result", params: view.app.tool_result || { content: [] } });
+      return;
+    case "ui/notifications/size-changed": {
+      const height = Number(params.height);
+      if (Number.isFinite(height) && height > 0) view.frame.style.height = Math.min(Math.ceil(height), 600) + "px";
+      return;
+    }
+    case "tools/call":
+      viewToolCall(view, message.id, params);
+      return;
+    case "ui/message":
+      viewMessage(view, message.id, params);
+      return;
+    case "ping":
+      viewReply(view, message.id, {});
+      return;
+    case "notifications/message":
+      return;
+    default:
+      if (isRequest) viewError(view, message.id, -32601, "this host does not serve " + message.method);
+  }
+}
+
+// A view calls the tools of its own server that it may call (visibility "app"), each through
+// the server's app-calls route: the person answers the permission card first.
+async function viewToolCall(view, id, params) {
+  const name = params.name;
+  const tools = view.app.app_tools || {};
+  if (typeof name !== "string" || !Object.prototype.hasOwnProperty.call(tools, name)) {
+    viewError(view, id, -32602, "this view may not call " + String(name));
+    return;
+  }
+  const args = params.arguments && typeof params.arguments === "object" ? params.arguments : {};
+  try {
+    const path = "/sessions/" + encodeURIComponent(view.session) + "/app-calls";
+    const response = await api("POST", path, { tool: tools[name], arguments: args, server: view.app.server });
+    viewReply(view, id, callResult(await response.json()));
+  } catch (err) {
+    viewError(view, id, -32000, err.message);
+  }
+}
+
+function callResult(result) {
+  const render = result.render_data;
+  const failed = result.status !== "success";
+  if (render && typeof render === "object" && !Array.isArray(render)) {
+    const answer = { content: render.content || [], isError: failed || !!render.is_error };
+    if (render.structured_content !== null && render.structured_content !== undefined) {
+      answer.structuredContent = render.structured_content;
+    }
+    if (failed && !answer.content.length) answer.content = [{ type: "text", text: result.message || "failed" }];
+    return answer;
+  }
+  const text = failed ? result.message || "failed" : typeof result.data === "string" ? result.data : JSON.stringify(result.data);
+  return { content: [{ type: "text", text }], isError: failed };
+}
+
+// A view's message to the agent waits in the composer: the person sends it, or not.
+function viewMessage(view, id, params) {
+  const content = params.content;
+  const parts = Array.isArray(content) ? content : [content];
+  const text = parts.filter((p) => p && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
+  if (!text) {
+    viewError(view, id, -32602, "ui/message takes text content");
+    return;
+  }
+  $("text").value = text;
+  $("text").focus();
+  viewReply(view, id, {});
+}
