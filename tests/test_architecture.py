@@ -296,6 +296,25 @@ def test_the_server_imports_nothing_of_mcp() -> None:
     assert found == [], "the headless server reaches MCP:\n" + "\n".join(found)
 
 
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def top_level_modules(modules: dict[str, Module], package: str) -> list[str]:
+    """The modules directly in ``package`` (its packages and its ``__init__`` left out)."""
+    return sorted(
+        name
+        for name, module in modules.items()
+        if name.count(".") == 1 and name.startswith(package + ".") and not module.is_package
+    )
+
+
+def test_glove_mcp_keeps_a_small_top_level() -> None:
+    # Concepts live in packages (connect, mount, server, cli, discovery, oauth, extensions):
+    # the top level holds what every package shares.
+    found = top_level_modules(MODULES, "glove_mcp")
+    assert len(found) <= MAX_TOP_LEVEL_MODULES, found
+
+
 # -- each rule catches what breaks it ----------------------------------------------------------
 
 
@@ -417,3 +436,10 @@ def test_the_server_reaching_mcp_is_found(tmp_path: Path) -> None:
         "glove_mcp.helper imports mcp_types",
         "glove_mcp.server.rows imports mcp.client.session",
     ]
+
+
+def test_a_crowded_top_level_is_found(tmp_path: Path) -> None:
+    files = {"pkg/__init__.py": "", "pkg/sub/__init__.py": "", "pkg/sub/inner.py": ""}
+    files.update({f"pkg/m{i}.py": "" for i in range(MAX_TOP_LEVEL_MODULES + 1)})
+    found = top_level_modules(_tree(tmp_path, files), "pkg")
+    assert len(found) == MAX_TOP_LEVEL_MODULES + 1 and "pkg.sub.inner" not in found

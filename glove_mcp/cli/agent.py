@@ -56,6 +56,7 @@ from glove_mcp.cli.serve_database import (
     start_database,
 )
 from glove_mcp.cli.serve_index import background_index
+from glove_mcp.cli.telemetry import configure_from_env, instrument_asgi
 from glove_mcp.cli.token_kind import store_kind
 from glove_mcp.cli.tokens import database_token_store
 from glove_mcp.connect.http import McpClientPool
@@ -64,7 +65,6 @@ from glove_mcp.mount.activation_sync import follow_activations
 from glove_mcp.oauth import BoundLogin, OAuthStore, UrlPolicy
 from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 from glove_mcp.server.session_storage import SessionStore
-from glove_mcp.telemetry import configure_from_env, instrument_asgi
 
 __all__ = ["chat", "demo", "serve"]
 

@@ -402,7 +402,7 @@ def import_servers(args: argparse.Namespace) -> int:
     import tomlkit
 
     from glove_mcp.cli.errors import CliError
-    from glove_mcp.registry_import import catalogue_toml, read_registry
+    from glove_mcp.discovery.registry_import import catalogue_toml, read_registry
 
     output = Path(args.output).expanduser() if args.output else None
     if args.replace and output is None:

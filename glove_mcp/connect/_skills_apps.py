@@ -10,7 +10,7 @@ from typing import Any, Literal
 import mcp_types as types
 from pydantic import ConfigDict
 
-from glove_mcp.apps import APP_MIME_TYPE, MAX_VIEW_CHARS, McpAppView, csp_from_wire
+from glove_mcp.extensions.apps import APP_MIME_TYPE, MAX_VIEW_CHARS, McpAppView, csp_from_wire
 
 __all__ = ["ListSkillsRequest", "ListSkillsResult", "view_from_read"]
 

@@ -65,7 +65,6 @@ from pydantic import ValidationError
 from glove_core.models import ModelAdapter
 from glove_core.resources import AsyncResource
 from glove_mcp import types as own
-from glove_mcp.apps import APP_MIME_TYPE, UI_EXTENSION, McpAppView
 from glove_mcp.connect._calls import plain_call, task_call
 from glove_mcp.connect._client_info import ClientInfo
 from glove_mcp.connect._convert import (
@@ -129,7 +128,8 @@ from glove_mcp.errors import (
     McpStateError,
     McpTimeoutError,
 )
-from glove_mcp.skills import MAX_SKILLS, SKILLS_EXTENSION, McpSkill, skill_from_wire
+from glove_mcp.extensions.apps import APP_MIME_TYPE, UI_EXTENSION, McpAppView
+from glove_mcp.extensions.skills import MAX_SKILLS, SKILLS_EXTENSION, McpSkill, skill_from_wire
 from glove_mcp.types import (
     McpCallResult,
     McpPrompt,
@@ -256,8 +256,8 @@ class McpServerConnection(AsyncResource):
         """How it answers what the server asks (sampling, elicitation, roots) and where the
         server's log messages and list changes go."""
         self.apps = apps
-        """Whether it declares the MCP Apps extension (``glove_mcp.apps``): only a host that
-        renders views should."""
+        """Whether it declares the MCP Apps extension (``glove_mcp.extensions.apps``): only a
+        host that renders views should."""
         # List caching: public pages go to the pool's cache under the server's identity,
         # private ones under a partition only this connection has.
         self._lists = self._pool.list_cache

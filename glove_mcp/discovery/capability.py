@@ -36,7 +36,7 @@ from glove_mcp.errors import (
     McpUnknownServerError,
     OAuthLoginRequiredError,
 )
-from glove_mcp.skills import McpSkill
+from glove_mcp.extensions.skills import McpSkill
 
 __all__ = ["FIND_CAPABILITY", "MCP_PICKER", "DiscoveryEntry", "DiscoveryMount", "discovery_tool"]
 

@@ -25,6 +25,7 @@ from glove_mcp.adapter import LearnedTool, LearnedToolsStore
 from glove_mcp.auth import bearer
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import connect_mcp
+from glove_mcp.discovery.registry_import import missing_inputs
 from glove_mcp.errors import (
     GloveMcpError,
     McpAuthExpiredError,
@@ -32,7 +33,6 @@ from glove_mcp.errors import (
     OAuthLoginRequiredError,
 )
 from glove_mcp.oauth import BoundLogin, OAuthStore
-from glove_mcp.registry_import import missing_inputs
 from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
 __all__ = ["DEFAULT_CONCURRENCY", "IndexedServer", "index_tools"]

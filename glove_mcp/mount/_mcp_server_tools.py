@@ -9,10 +9,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from glove_core import Glove, Tool
-from glove_mcp.apps import UI_EXTENSION
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import McpActivationError
+from glove_mcp.extensions.apps import UI_EXTENSION
+from glove_mcp.extensions.skills import McpSkill
 from glove_mcp.mount.apps import ServerViews
 from glove_mcp.mount.bridge import (
     READ_RESOURCE_TOOL,
@@ -25,7 +26,6 @@ from glove_mcp.mount.bridge import (
 from glove_mcp.mount.listing import bound_listing
 from glove_mcp.mount.options import MountOptions
 from glove_mcp.mount.skills import USE_SKILL_TOOL, SkillsInUse, server_skills, skill_tool
-from glove_mcp.skills import McpSkill
 from glove_mcp.subscribers import McpEvent, McpListingLimited
 
 __all__ = ["BridgedServer", "LoadedServer", "ToolChange", "bridge_server", "relisted"]

@@ -1,4 +1,4 @@
-"""MCP Apps on a mount (``glove_mcp.apps``): the view a tool result is shown in, read and
+"""MCP Apps on a mount (``glove_mcp.extensions.apps``): the view a tool result is shown in, read and
 kept per server, handed to the application in the result's ``render_data``.
 
 For a server of a mount made with ``apps=True`` that declares the extension, every bridged
@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from glove_core import ToolResultData
-from glove_mcp.apps import APP_KEY, McpAppView, app_render_data
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import GloveMcpError
+from glove_mcp.extensions.apps import APP_KEY, McpAppView, app_render_data
 from glove_mcp.types import McpCallResult
 
 __all__ = ["ServerViews", "with_result_fields", "with_view"]

@@ -37,6 +37,7 @@ from glove_mcp.errors import (
     McpStateError,
     McpUnknownServerError,
 )
+from glove_mcp.extensions.skills import McpSkill
 from glove_mcp.mount._coalesce import Coalescer
 from glove_mcp.mount._learning import remember_tools
 from glove_mcp.mount._mcp_server_tools import LoadedServer, bridge_server, relisted
@@ -57,7 +58,6 @@ from glove_mcp.mount.options import (
     unique_entries,
 )
 from glove_mcp.mount.skills import SKILLS_KEY, SkillsInUse
-from glove_mcp.skills import McpSkill
 from glove_mcp.subscribers import (
     McpEvent,
     McpListChanged,
@@ -611,9 +611,9 @@ async def mount_mcp(
             turn preparer loads them under the conversation's lock before each turn anyway
             (``follow_activations``, several instances on one database): reading them here
             too would cost a second database round trip for nothing.
-        apps: declare MCP Apps (``glove_mcp.apps``) to servers and hand their views to the
-            application in results' ``render_data``; only where views can be shown (the web
-            page of ``glove-mcp serve --web``), never in a terminal. Off by default.
+        apps: declare MCP Apps (``glove_mcp.extensions.apps``) to servers and hand their views
+            to the application in results' ``render_data``; only where views can be shown
+            (the web page of ``glove-mcp serve --web``), never in a terminal. Off by default.
 
     Returns:
         The ``McpMount``; close it with ``aclose()`` or ``async with``. A server that failed to

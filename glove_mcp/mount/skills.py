@@ -1,4 +1,4 @@
-"""A loaded server's skills (``glove_mcp.skills``) as the agent uses them.
+"""A loaded server's skills (``glove_mcp.extensions.skills``) as the agent uses them.
 
 A mount lists each loaded server's skills when it loads it (``server_skills``, failing open)
 and offers ``<id>__use_skill`` beside the server's tools (``skill_tool``), read-only, never
@@ -24,8 +24,8 @@ from glove_core import Tool, ToolContext, ToolResultData
 from glove_core.result_limits import cut_text
 from glove_mcp.connect import McpServerConnection
 from glove_mcp.errors import GloveMcpError
+from glove_mcp.extensions.skills import McpSkill, skill_instructions
 from glove_mcp.mount.bridge import READ_RESOURCE_TOOL, bridged_tool_name
-from glove_mcp.skills import McpSkill, skill_instructions
 
 __all__ = [
     "MAX_SKILL_CHARS",

@@ -1,20 +1,19 @@
 """MCP Apps on the chat page (internal): the frame a view runs in, and a view's tool calls.
 
-A tool result whose ``render_data`` holds a view (``glove_mcp.apps.APP_KEY``) is shown by the
-page in an ``<iframe sandbox="allow-scripts">`` (no ``allow-same-origin``: the view runs in an
-opaque origin, so it can read neither the page nor its ``sessionStorage``, where the key is)
-whose ``src`` is ``FRAME_PATH``. That document is a small loader under a policy built from
-the origins the view declared and nothing wider (``frame_policy``): no ``'self'`` (the view
-cannot reach this server's API), ``sandbox allow-scripts`` again in the header (opening the
-URL on its own gives the same sandbox). The loader waits for the page to post the view's
-HTML and writes it into itself, under that policy. A ``srcdoc`` or ``blob:`` frame would
-inherit the page's own policy, which allows no inline script: views could not run.
+A tool result whose ``render_data`` holds a view (``glove_mcp.extensions.apps.APP_KEY``) is
+shown by the page in an ``<iframe sandbox="allow-scripts">`` (no ``allow-same-origin``: the view
+runs in an opaque origin, so it can read neither the page nor its ``sessionStorage``, where the
+key is) whose ``src`` is ``FRAME_PATH``. That document is a small loader under a policy built
+from the origins the view declared and nothing wider (``frame_policy``): no ``'self'`` (the view
+cannot reach this server's API), ``sandbox allow-scripts`` again in the header (opening the URL
+on its own gives the same sandbox). The loader waits for the page to post the view's HTML and
+writes it into itself, under that policy. A ``srcdoc`` or ``blob:`` frame would inherit the
+page's own policy, which allows no inline script: views could not run.
 
-A view talks to the page over the extension's postMessage JSON-RPC; its ``tools/call``
-reaches ``POST /sessions/{id}/app-calls`` (``AppCalls``), which runs the tool with
-``Glove.run_tool``: the person answers a ``permission_request`` slot first, on the page, like
-for any tool the model calls. The server knows no MCP: it reads plain data.
-"""
+A view talks to the page over the extension's postMessage JSON-RPC; its ``tools/call`` reaches
+``POST /sessions/{id}/app-calls`` (``AppCalls``), which runs the tool with ``Glove.run_tool``:
+the person answers a ``permission_request`` slot first, on the page, like for any tool the model
+calls. The server knows no MCP: it reads plain data."""
 
 from __future__ import annotations
 
@@ -24,7 +23,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from glove_mcp.apps import declared_origins
+from glove_mcp.extensions.apps import declared_origins
 from glove_mcp.server._request_body import read_json
 from glove_mcp.server._session_access import SessionAccess, check_id
 from glove_mcp.server.principals import Principal

@@ -6,8 +6,8 @@ import base64
 
 import mcp_types as types
 
-from glove_mcp.apps import MAX_VIEW_CHARS
 from glove_mcp.connect._skills_apps import view_from_read
+from glove_mcp.extensions.apps import MAX_VIEW_CHARS
 
 URI = "ui://counter/view.html"
 MIME = "text/html;profile=mcp-app"

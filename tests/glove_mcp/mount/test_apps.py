@@ -12,7 +12,7 @@ import pytest
 
 from glove_core import Glove, MemoryStore, ScriptedModel, Slot, ToolCall
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
-from glove_mcp.apps import APP_KEY
+from glove_mcp.extensions.apps import APP_KEY
 from tests.interop.fastmcp.server import fastmcp_server
 
 

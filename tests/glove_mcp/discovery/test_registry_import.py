@@ -1,6 +1,7 @@
-"""``glove_mcp.registry_import``: catalogue entries from the MCP registry's ``server.json``
-documents and API pages. The documents are written here from the registry's published schema
-(``server.schema.json``, 2025-09-29 and later: camelCase fields, ``transport`` objects)."""
+"""``glove_mcp.discovery.registry_import``: catalogue entries from the MCP registry's
+``server.json`` documents and API pages. The documents are written here from the registry's
+published schema (``server.schema.json``, 2025-09-29 and later: camelCase fields, ``transport``
+objects)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any
 import pytest
 
 from glove_mcp.cli.config import load_catalogue
-from glove_mcp.registry_import import (
+from glove_mcp.discovery.registry_import import (
     catalogue_toml,
     entries_from_registry,
     needs,

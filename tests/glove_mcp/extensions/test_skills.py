@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from glove_mcp.skills import McpSkill, skill_from_wire, skill_instructions
+from glove_mcp.extensions.skills import McpSkill, skill_from_wire, skill_instructions
 
 GOOD: dict[str, Any] = {
     "uri": "skill://release-notes/SKILL.md",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from glove_mcp.apps import csp_from_wire, declared_origins
+from glove_mcp.extensions.apps import csp_from_wire, declared_origins
 
 
 def test_only_well_formed_origins_are_kept() -> None:

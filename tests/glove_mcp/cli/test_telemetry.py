@@ -1,4 +1,4 @@
-"""glove_mcp.telemetry: the headless server's HTTP request spans as parents of its turns (woken
+"""glove_mcp.cli.telemetry: the headless server's HTTP request spans as parents of its turns (woken
 ones included), and ``glove-mcp serve`` exporting a request's spans and metrics over OTLP/HTTP
 to a receiver in the test that decodes the protobuf.
 
@@ -21,8 +21,8 @@ from opentelemetry.trace import SpanKind
 
 from glove_core import ModelRequest
 from glove_core.tracing import Attr
+from glove_mcp.cli.telemetry import configure_from_env, instrument_asgi
 from glove_mcp.server import HeadlessServer
-from glove_mcp.telemetry import configure_from_env, instrument_asgi
 from tests._otel import all_attribute_values, attrs, parent_of, telemetry
 from tests.glove_mcp.server._harness import KEY, running, serve_process, simple_factory
 
