@@ -7,6 +7,13 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests judge what a function does, never how fast: on a shared two-core machine the
+# time hypothesis takes to generate inputs says nothing about the code, so its timing checks
+# (the per-example deadline, the "too slow" health check) are off for the whole suite.
+settings.register_profile("glove", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("glove")
 
 _CLEARED = (
     "ANTHROPIC_API_KEY",
