@@ -13,7 +13,9 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any
+
+from opentelemetry.trace import Span
 
 from glove_core._execute import ToolRunner, run_for_application
 from glove_core._tool_sources import FoldedTools, ToolSources
@@ -354,15 +356,15 @@ class Glove(AsyncResource):
     async def _take_turn(
         self, signal: AbortSignal, message: Message | None
     ) -> RequestResult | None:
-        """Run one turn: the user's ``message``, or (None) a wake-up with the queued events."""
-        kind: Literal["request", "wake"] = "wake" if message is None else "request"
-        text = None if message is None else message.text
-        with agent_span(self._store.identifier, kind, text) as span:
-            result = await self._run_turn(signal, message)
-            if span is not None and result is not None:
-                replies = sum(1 for m in result.messages if m.sender == "agent")
-                record_turn(span, result.text, result.usage, replies)
-            return result
+        """Run one turn: the user's ``message``, or (None) a wake-up with the queued events.
+
+        A request's ``invoke_agent`` span covers its wait for the turn; a wake-up's starts once
+        it holds the turn and has events (none when a request that ran first took them).
+        """
+        if message is None:
+            return await self._run_turn(signal, None)
+        with agent_span(self._store.identifier, "request", message.text) as span:
+            return _traced(span, await self._run_turn(signal, message))
 
     async def _run_turn(self, signal: AbortSignal, message: Message | None) -> RequestResult | None:
         async with self._turns.turn(self, signal, after=self._events.after_turn):
@@ -380,9 +382,13 @@ class Glove(AsyncResource):
                 return None  # a request that ran first already delivered them
             self._events.waking = events
             wake_message = self._events.message_for(events)
-            if execution is None:
-                return await run_request(parts, wake_message, signal, events=events)
-            return await execution.run_turn(self._turn(parts, signal), wake_message, events)
+            with agent_span(self._store.identifier, "wake") as span:
+                if execution is None:
+                    woken = await run_request(parts, wake_message, signal, events=events)
+                else:
+                    turn = self._turn(parts, signal)
+                    woken = await execution.run_turn(turn, wake_message, events)
+                return _traced(span, woken)
 
     def _turn(self, parts: LoopParts, signal: AbortSignal) -> Turn:
         return Turn(conversation=self._store.identifier, parts=parts, signal=signal)
@@ -610,3 +616,11 @@ class Glove(AsyncResource):
             f"<Glove model={self.model.name!r} store={self._store.identifier!r} "
             f"tools={len(self._tool_sources.names())}>"
         )
+
+
+def _traced(span: Span | None, result: RequestResult | None) -> RequestResult | None:
+    """``result``, its totals recorded on the turn's span first (when it records)."""
+    if span is not None and result is not None:
+        replies = sum(1 for m in result.messages if m.sender == "agent")
+        record_turn(span, result.text, result.usage, replies)
+    return result

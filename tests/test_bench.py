@@ -124,3 +124,15 @@ async def test_auth_runs_and_prints_its_summary() -> None:
     lines = out.splitlines()
     assert any(line.startswith("1000 keys ") for line in lines)
     assert lines[-1].startswith("summary: 40 requests per variant; 1000 keys ")
+
+
+async def test_loop_overhead_runs_its_trees_with_the_opentelemetry_sdk() -> None:
+    code, out, err = await run_bench(
+        "loop_overhead.py",
+        *("--mode", "sequential", "--requests", "1", "--repeats", "1", "--warmup", "0"),
+        *("--baseline", "HEAD", "--tracing", "sdk"),
+        seconds=180,
+    )
+    assert code == 0, err
+    assert "both trees with the OpenTelemetry SDK configured" in out
+    assert "today / HEAD:" in out

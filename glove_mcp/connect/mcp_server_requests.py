@@ -263,7 +263,8 @@ class ServerRequests:
                 ctx: ClientRequestContext,
             ) -> types.ListRootsResult | types.ErrorData:
                 try:
-                    return types.ListRootsResult(roots=await roots_from(option))
+                    with server_request_span("roots/list", server, ctx.meta):
+                        return types.ListRootsResult(roots=await roots_from(option))
                 except Exception as exc:
                     # The application's roots function failed: the server gets an error,
                     # never our traceback.
