@@ -5,7 +5,7 @@ changed."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from glove_core import Glove, Tool
@@ -15,15 +15,17 @@ from glove_mcp.errors import McpActivationError
 from glove_mcp.mount.bridge import (
     READ_RESOURCE_TOOL,
     bridge_mcp_tool,
+    bridged_tool_name,
     resource_reader,
     serves_resources,
     untrusted_output,
 )
-from glove_mcp.mount.listing import bound_listing
+from glove_mcp.mount.listing import MORE_TOOLS, bound_listing, listing_read_limit
 from glove_mcp.mount.options import MountOptions
 from glove_mcp.subscribers import McpEvent, McpListingLimited
+from glove_mcp.types import McpTool
 
-__all__ = ["LoadedServer", "ToolChange", "bridge_server", "relisted"]
+__all__ = ["BridgedServer", "LoadedServer", "ToolChange", "bridge_server", "relisted"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +41,17 @@ class LoadedServer:
     """Tools of an earlier activation (switched off) that these took the places of."""
     note: str | None = None
     """What the listing limits left out, for the model (None when nothing)."""
+    held: dict[str, tuple[Tool, str]] = field(default_factory=dict)
+    """Tools past ``max_tools`` not loaded yet: bridged name → (tool, real name)."""
+
+    def load_held(self, names: Sequence[str], offered: dict[str, Tool]) -> list[str]:
+        """Move the held tools ``names`` (bridged names, all held) into ``offered`` and
+        ``tools``; returns them."""
+        for name in names:
+            tool, real = self.held.pop(name)
+            offered[name] = tool
+            self.tools[name] = real
+        return list(names)
 
     def take_back(self, offered: dict[str, Tool]) -> None:
         """Take these tools back out of the mount's ``offered`` tools, restoring those they
@@ -51,29 +64,44 @@ class LoadedServer:
                 offered.pop(name, None)
 
 
+@dataclass(frozen=True)
+class BridgedServer:
+    """One listing of a server, bridged.
+
+    Attributes:
+        tools: (tool, the server's real tool name) for each tool to offer.
+        note: what the listing limits left out, for the model (None when nothing).
+        held: tools past ``max_tools``, bridged but not offered: bridged name → (tool, real
+            name).
+    """
+
+    tools: list[tuple[Tool, str]]
+    note: str | None
+    held: dict[str, tuple[Tool, str]]
+
+
 async def bridge_server(
     entry: McpCatalogueEntry,
     conn: McpServerConnection,
     glove: Glove,
     options: MountOptions,
     publish: Callable[[McpEvent], Awaitable[None]],
-) -> tuple[list[tuple[Tool, str]], str | None]:
+    finder: Callable[[], Tool] | None = None,
+) -> BridgedServer:
     """List the server's tools within ``options.listing_limits`` and bridge each, with the
     mount's result bounds (``options.max_result_chars``, the Glove's ``result_limits``),
     marked untrusted when ``options.mark_untrusted``, then through ``options.wrap_tool``.
 
     A listing over a bound is logged and published (``McpListingLimited``) here, and still
-    bridged with what fits.
-
-    Returns:
-        (tool, the server's real tool name) for each tool to offer, and what was left out
-        (None when nothing).
+    bridged with what fits. Tools past ``max_tools`` are bridged and held; when there are
+    any, ``finder()`` (the ``<id>__more_tools`` tool) is offered with the others.
 
     Raises:
         McpActivationError: two tools would have the same bridged name.
     """
     limits = options.listing_limits
-    listing = bound_listing(entry.id, await conn.list_tools(limit=limits.max_tools + 1), limits)
+    listed_tools = await conn.list_tools(limit=listing_read_limit(limits))
+    listing = bound_listing(entry.id, listed_tools, limits)
     # Asked before the listing is published: a subscriber told of it may act at once, and
     # must find the bridged tools and the note as this call returns them.
     has_resources = await serves_resources(conn)
@@ -86,7 +114,8 @@ async def bridge_server(
                 note,
                 listing.big_schemas + listing.over_budget,
                 listing.cut,
-                listing.more_tools,
+                listing.more_tools or bool(listing.held),
+                tuple(bridged_tool_name(entry.id, t.name) for t in listing.held),
             )
         )
     chars, results = options.max_result_chars, glove.result_limits
@@ -104,8 +133,8 @@ async def bridge_server(
         if has_resources
         else None
     )
-    bridged: list[tuple[Tool, str]] = []
-    for mcp_tool in listing.tools:
+
+    def bridge(mcp_tool: McpTool) -> tuple[Tool, str]:
         tool = bridge_mcp_tool(
             conn,
             mcp_tool,
@@ -114,16 +143,21 @@ async def bridge_server(
             limits=results,
             resource_reader=reader.name if reader is not None else None,
         )
-        bridged.append((wrap(tool), mcp_tool.name))
+        return wrap(tool), mcp_tool.name
+
+    bridged = [bridge(mcp_tool) for mcp_tool in listing.tools]
+    held = [bridge(mcp_tool) for mcp_tool in listing.held]
     if reader is not None:
         bridged.append((wrap(reader), READ_RESOURCE_TOOL))
-    names = [t.name for t, _ in bridged]
+    if held and finder is not None and MORE_TOOLS not in listed:
+        bridged.append((wrap(finder()), MORE_TOOLS))
+    names = [t.name for t, _ in (*bridged, *held)]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})
         raise McpActivationError(
             entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
         )
-    return bridged, note
+    return BridgedServer(bridged, note, {t.name: (t, real) for t, real in held})
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -37,6 +37,7 @@ from glove_mcp.errors import (
     McpUnknownServerError,
 )
 from glove_mcp.mount._coalesce import Coalescer
+from glove_mcp.mount._held_tools import HeldTools, held_tools_finder
 from glove_mcp.mount._learning import remember_tools
 from glove_mcp.mount._mcp_server_tools import LoadedServer, bridge_server, relisted
 from glove_mcp.mount.listing import DEFAULT_LISTING_LIMITS, ListingLimits
@@ -193,8 +194,12 @@ class McpMount(AsyncResource):
         )
         try:
             await conn.connect()
-            bridged, note = await bridge_server(entry, conn, self.glove, self.options, self._emit)
-            await remember_tools(self.adapter, entry.id, bridged)  # before: no await below
+            finder = self._finder(entry.id)
+            listing = await bridge_server(entry, conn, self.glove, self.options, self._emit, finder)
+            bridged, note = listing.tools, listing.note
+            # Held tools too: discovery finds the server by every tool it has.
+            known = [*bridged, *listing.held.values()]
+            await remember_tools(self.adapter, entry.id, known)  # before: no await below
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -207,10 +212,29 @@ class McpMount(AsyncResource):
             replaced = {n: self._tools[n] for n in names if n in dormant and n in self._tools}
             for tool, _ in bridged:
                 self._tools[tool.name] = tool
-            return LoadedServer(conn, {t.name: real for t, real in bridged}, replaced, note)
+            names_now = {t.name: real for t, real in bridged}
+            return LoadedServer(conn, names_now, replaced, note, dict(listing.held))
         except BaseException:
             await conn.close()
             raise
+
+    def _finder(self, id: str) -> Callable[[], Tool]:
+        """Makes server ``id``'s ``<id>__more_tools`` tool (offered only while it holds
+        tools back)."""
+
+        def held() -> HeldTools:
+            loaded = self._loaded.get(id)
+            return loaded.held if loaded is not None else {}
+
+        def load(names: Sequence[str]) -> list[str]:
+            loaded = self._loaded[id]
+            added = loaded.load_held(names, self._tools)
+            # Joined mid-conversation: deferred where the result references them, so the
+            # cached prompt prefix stays put.
+            self._joined.update(added)
+            return added
+
+        return lambda: held_tools_finder(id, held, load)
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
         """How server ``entry`` is answered (see ``glove_mcp.mount.options``)."""
@@ -244,18 +268,25 @@ class McpMount(AsyncResource):
                 return
             try:
                 args = (self.entries[id], loaded.connection, self.glove, self.options)
-                bridged, note = await bridge_server(*args, self._emit)
+                listing = await bridge_server(*args, self._emit, self._finder(id))
             except Exception as exc:
                 logger.warning(
                     "MCP server %r changed its tools, but listing them failed: %s", id, exc
                 )
                 return
+            # Held tools loaded earlier stay offered; the others stay held.
+            bridged = list(listing.tools)
+            held = dict(listing.held)
+            for name in [n for n in held if n in loaded.tools]:
+                bridged.append(held.pop(name))
             taken = {t.name for t in self.glove.tools if t.name not in loaded.tools}
             change = relisted(id, self._tools, loaded, bridged, taken)
             self._joined.update(change.added)
-            loaded.note = note
+            loaded.note = listing.note
+            loaded.held = held
             if differs := bool(change.added or change.removed or change.changed):
-                await remember_tools(self.adapter, id, bridged)  # saved only when it differs
+                known = [*bridged, *held.values()]
+                await remember_tools(self.adapter, id, known)  # saved only when it differs
         if differs:
             await self._emit(McpListChanged(id, "tools", *change.names_changed))
 
