@@ -577,7 +577,9 @@ async def mount_mcp(
             bytes of definitions it may put in front of the model (``ListingLimits``; default
             128 tools, 10,000-character descriptions, 64,000-byte schemas, 400,000 bytes in
             all). Over a bound the server mounts with what fits, and the model, the log and
-            the subscribers (``mcp_listing_limited``) are told what was left out.
+            the subscribers (``mcp_listing_limited``) are told what was left out. Tools past
+            ``max_tools`` (up to ``max_held_tools``, 1,000) are held: the model searches and
+            loads them with ``<id>__more_tools``, and they join as deferred tools.
         max_result_chars: characters of text one tool result keeps (100,000; the rest cut).
         max_message_bytes: bytes of one message from a server over HTTP (8 MiB; not read).
         mark_untrusted: results and descriptions in envelopes naming the server (on; False: off).
