@@ -23,7 +23,8 @@ import pytest
 
 from glove_core import Glove, ModelRequest, ScriptedModel, ToolCall, ToolResultData
 from glove_core.testing import RecordingSubscriber
-from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
+from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, bearer, connect_mcp, mount_mcp
+from glove_mcp.errors import GloveMcpError
 from glove_mcp.subscribers import McpListingLimited
 from tests.realservers import corpus
 
@@ -104,40 +105,62 @@ def _free_port() -> int:
         return port
 
 
-@contextlib.asynccontextmanager
-async def _notion_http(token: str) -> AsyncIterator[str]:
+class NotionHttp:
     """Notion's server over Streamable HTTP on 127.0.0.1 (its default host) behind
-    ``--auth-token``; its cloud calls would go to the closed proxy port."""
-    corpus.NOTION.require()
-    port = _free_port()
-    argv = corpus.NOTION.argv("--transport", "http", "--port", str(port), "--auth-token", token)
-    env = {"PATH": os.environ.get("PATH", ""), **corpus.BLOCKED_ENV, **corpus.NOTION.env}
-    process = await asyncio.create_subprocess_exec(
-        *argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
+    ``--auth-token``, on one port across restarts; its cloud calls go to the closed proxy
+    port."""
+
+    def __init__(self, token: str) -> None:
+        corpus.NOTION.require()
+        self.token = token
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self._process: asyncio.subprocess.Process | None = None
+        self._drain: asyncio.Task[bytes] | None = None
+
+    async def start(self) -> None:
+        argv = corpus.NOTION.argv(
+            "--transport", "http", "--port", str(self.port), "--auth-token", self.token
+        )
+        env = {"PATH": os.environ.get("PATH", ""), **corpus.BLOCKED_ENV, **corpus.NOTION.env}
+        process = await asyncio.create_subprocess_exec(
+            *argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
+        )
+        self._process = process
         assert process.stdout is not None
         async with asyncio.timeout(30):
             while True:
                 line = (await process.stdout.readline()).decode()
                 if not line:
                     pytest.fail("Notion's HTTP server stopped before it listened")
-                if f"listening on 127.0.0.1:{port}" in line:
+                if f"listening on 127.0.0.1:{self.port}" in line:
                     break
         # Keep reading its output, so the server never blocks on a full pipe.
-        drain = asyncio.create_task(process.stdout.read())
-        yield f"http://127.0.0.1:{port}/mcp"
-        drain.cancel()
+        self._drain = asyncio.create_task(process.stdout.read())
+
+    async def stop(self) -> None:
+        if self._drain is not None:
+            self._drain.cancel()
+        if self._process is not None and self._process.returncode is None:
+            self._process.terminate()
+            await self._process.wait()
+
+
+@contextlib.asynccontextmanager
+async def _notion_http(token: str) -> AsyncIterator[NotionHttp]:
+    server = NotionHttp(token)
+    try:
+        await server.start()
+        yield server
     finally:
-        process.terminate()
-        await process.wait()
+        await server.stop()
 
 
 async def test_notion_over_http_lists_the_same_tools_as_over_stdio() -> None:
     token = "glove-test-token"
     glove = Glove(model=ScriptedModel(["ok"]), system_prompt="t", server_mode=True)
-    async with _notion_http(token) as url:
-        entry = McpCatalogueEntry(id="notion", name="Notion", description="d", url=url)
+    async with _notion_http(token) as server:
+        entry = McpCatalogueEntry(id="notion", name="Notion", description="d", url=server.url)
         adapter = MemoryMcpAdapter("conv", active=["notion"], tokens={"notion": token})
         async with await mount_mcp(glove, adapter, [entry]) as mount:
             over_http = dict(mount.tool_names("notion"))
@@ -148,3 +171,22 @@ async def test_notion_over_http_lists_the_same_tools_as_over_stdio() -> None:
         over_stdio = dict(mount.tool_names("notion"))
     assert len(over_http) >= 20
     assert over_http == over_stdio
+
+
+async def test_notion_over_http_after_a_restart_the_next_call_opens_a_new_session() -> None:
+    """Notion's server (TypeScript SDK) answers a forgotten session with HTTP 400 "No valid
+    session ID provided": the client opens a new session and sends the request again."""
+    async with (
+        _notion_http("glove-test-token") as server,
+        await connect_mcp("notion", server.url, auth=bearer(server.token)) as connection,
+    ):
+        before = [t.name for t in await connection.list_tools()]
+        await server.stop()
+        await server.start()  # same port; it knows no session
+        assert [t.name for t in await connection.list_tools()] == before
+        assert connection.reconnects == 1
+        # A call reaches the restarted server and runs there: its cloud request meets the
+        # closed proxy port, and that is what the call says, not a lost session.
+        with pytest.raises(GloveMcpError, match=r"ECONNREFUSED 127\.0\.0\.1:9"):
+            await connection.call_tool("API-get-self", {})
+        assert connection.reconnects == 1

@@ -200,6 +200,7 @@ def _text(result: ToolResultData) -> str:
 @pytest.mark.parametrize("case", CASES, ids=[c.server.id for c in CASES])
 async def test_server_lists_valid_tools_and_answers_offline(case: Case, tmp_path: Path) -> None:
     server = case.server
+    server.require()
     case.setup(tmp_path)
     entry = server.entry(*case.args(tmp_path), env=case.env(tmp_path))
     calls = case.calls(tmp_path)
