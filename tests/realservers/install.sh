@@ -36,7 +36,10 @@ for requirements in requirements/*.txt; do
   rm -rf "$venv"
   "$PYTHON" -m venv "$venv"
   # Every package pinned, dependencies included: --no-deps installs exactly the list.
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$requirements"
+  # (A machine's pip configuration may name local indexes that do not exist: its warnings
+  # about them are left out; every other line of pip's stderr is shown.)
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+    -r "$requirements" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
   "$venv/bin/python" -m pip check >/dev/null
   echo "$want" > "$venv/.glove-requirements.sha256"
 done
