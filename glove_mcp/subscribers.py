@@ -131,7 +131,10 @@ class McpListingLimited:
         detail: what was left out, naming each bound and its value (what the model reads).
         not_offered: bridged names of listed tools that were not offered (schema or total size).
         cut: bridged names of offered tools whose descriptions were cut.
-        more_tools: the server listed more than ``max_tools`` tools; the rest were not read.
+        more_tools: the server listed more than ``max_tools`` tools.
+        held: bridged names of the tools past ``max_tools`` that were held back, not
+            offered, but can be loaded on request (``<id>__more_tools``); tools past
+            ``max_tools + max_held_tools`` were not read.
     """
 
     kind: Literal["mcp_listing_limited"] = field(default="mcp_listing_limited", init=False)
@@ -140,6 +143,7 @@ class McpListingLimited:
     not_offered: tuple[str, ...] = ()
     cut: tuple[str, ...] = ()
     more_tools: bool = False
+    held: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from glove_mcp.connect._http_answer import HttpAnswer, answer_of, says_session_lost
-from glove_mcp.connect._stderr import StderrCapture
+from glove_mcp.connect._stderr import StderrCapture, stdio_server
 from glove_mcp.connect._tracing import detach_ambient
 from glove_mcp.connect.http import DEFAULT_MAX_MESSAGE_BYTES, McpClientPool, observe_status
 from glove_mcp.connect.mcp_server_requests import ServerRequests
@@ -255,7 +255,10 @@ class Session:
                 params = StdioServerParameters(
                     command=self.command[0], args=self.command[1:], env=self.env
                 )
-                # Its stderr goes to the log, bounded, not to the terminal (see _stderr).
+                # Its stderr goes to the log, bounded, not to the terminal (see _stderr),
+                # and so do lines it prints to stdout that are not JSON-RPC: the SDK's reader
+                # task inherits this task's context, so its log records name the server.
+                stdio_server.set(self.namespace)
                 capture = StderrCapture(self.namespace, self._started)
                 errlog = (await stack.enter_async_context(capture)).pipe()
                 transport: Any = stdio_client(params, errlog=errlog)

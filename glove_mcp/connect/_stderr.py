@@ -7,19 +7,34 @@ Each line is cut at ``MAX_LINE_CHARS``, prefixed with the server id and logged a
 ``LINES_PER_SECOND`` lines a second after a burst of ``BURST_LINES``, and the lines dropped are
 counted in the next line that passes. The last ``TAIL_LINES`` lines are kept: when the server
 fails before its session is ready, they are logged at WARNING, so the terminal shows why.
+
+A line a stdio server prints to stdout that is not JSON-RPC (a FastMCP server's "Loading
+configuration…") makes the SDK log an ERROR with a pydantic traceback, per line. A filter on
+the SDK's logger turns each into one INFO line on the same ``glove_mcp.stderr.<id>`` logger,
+cut like a stderr line: the server is known from the session task that started it
+(``stdio_server``, a context variable its reader task inherits).
 """
 
 from __future__ import annotations
 
 import asyncio
 import collections
+import contextvars
 import logging
 import os
 from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
-__all__ = ["BURST_LINES", "LINES_PER_SECOND", "MAX_LINE_CHARS", "TAIL_LINES", "StderrCapture"]
+__all__ = [
+    "BURST_LINES",
+    "LINES_PER_SECOND",
+    "MAX_LINE_CHARS",
+    "TAIL_LINES",
+    "StderrCapture",
+    "StdoutNoiseFilter",
+    "stdio_server",
+]
 
 MAX_LINE_CHARS = 1_000
 """A stderr line is cut after this many characters."""
@@ -31,6 +46,55 @@ TAIL_LINES = 20
 """Lines kept to show when the server fails to start."""
 _CHUNK = 65_536
 _DRAIN_SECONDS = 2.0
+_SDK_STDIO_LOGGER = "mcp.client.stdio"
+_SDK_PARSE_FAILURE = "Failed to parse JSONRPC message from server"
+"""What the SDK (mcp 2.x ``mcp.client.stdio``) logs, with the traceback, for a stdout line
+that is not JSON-RPC."""
+
+stdio_server: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "glove_stdio_server", default=None
+)
+"""The id of the stdio server whose session runs in this task (and the tasks it starts)."""
+
+
+def _cut(text: str) -> str:
+    if len(text) > MAX_LINE_CHARS:
+        return text[:MAX_LINE_CHARS] + f"… [{len(text) - MAX_LINE_CHARS} more characters]"
+    return text
+
+
+class StdoutNoiseFilter(logging.Filter):
+    """On the SDK's stdio logger: a stdout line that is not JSON-RPC becomes one INFO line
+    ``[<id>] stdout, not JSON-RPC (ignored): <line>`` on ``glove_mcp.stderr.<id>``; the SDK's
+    ERROR and traceback are dropped. Any other record passes unchanged."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.msg != _SDK_PARSE_FAILURE or not record.exc_info:
+            return True
+        error = record.exc_info[1]
+        line = str(error)
+        errors = getattr(error, "errors", None)
+        if callable(errors):
+            try:
+                first = errors()[0]
+            except (IndexError, TypeError, ValueError):
+                first = {}
+            if isinstance(first, dict) and isinstance(first.get("input"), str):
+                line = first["input"]
+        server = stdio_server.get() or "?"
+        logging.getLogger(f"glove_mcp.stderr.{server}").info(
+            "[%s] stdout, not JSON-RPC (ignored): %s", server, _cut(line.rstrip("\r\n"))
+        )
+        return False
+
+
+def _install_stdout_filter() -> None:
+    sdk = logging.getLogger(_SDK_STDIO_LOGGER)
+    if not any(isinstance(f, StdoutNoiseFilter) for f in sdk.filters):
+        sdk.addFilter(StdoutNoiseFilter())
+
+
+_install_stdout_filter()
 
 
 class StderrCapture:
@@ -122,9 +186,7 @@ class StderrCapture:
             self._logger.info("[%s] (%d stderr lines dropped)", self.server, self.dropped)
 
     def _line(self, raw: bytes) -> None:
-        text = raw.decode("utf-8", errors="replace").rstrip("\r")
-        if len(text) > MAX_LINE_CHARS:
-            text = text[:MAX_LINE_CHARS] + f"… [{len(text) - MAX_LINE_CHARS} more characters]"
+        text = _cut(raw.decode("utf-8", errors="replace").rstrip("\r"))
         self.tail.append(text)
         now = asyncio.get_running_loop().time()
         self._tokens = min(BURST_LINES, self._tokens + (now - self._last) * LINES_PER_SECOND)

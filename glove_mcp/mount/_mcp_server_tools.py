@@ -5,7 +5,7 @@ changed."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
 from glove_core import Glove, Tool
@@ -23,10 +23,11 @@ from glove_mcp.mount.bridge import (
     serves_resources,
     untrusted_output,
 )
-from glove_mcp.mount.listing import bound_listing
+from glove_mcp.mount.listing import MORE_TOOLS, bound_listing, listing_read_limit
 from glove_mcp.mount.options import MountOptions
 from glove_mcp.mount.skills import USE_SKILL_TOOL, SkillsInUse, server_skills, skill_tool
 from glove_mcp.subscribers import McpEvent, McpListingLimited
+from glove_mcp.types import McpTool
 
 __all__ = ["BridgedServer", "LoadedServer", "ToolChange", "bridge_server", "relisted"]
 
@@ -48,6 +49,17 @@ class LoadedServer:
     """The skills it listed when loaded."""
     app_tools: dict[str, Tool] = field(default_factory=dict)
     """Its tools for its views alone (MCP Apps visibility ``["app"]``), by bridged name."""
+    held: dict[str, tuple[Tool, str]] = field(default_factory=dict)
+    """Tools past ``max_tools`` not loaded yet: bridged name → (tool, real name)."""
+
+    def load_held(self, names: Sequence[str], offered: dict[str, Tool]) -> list[str]:
+        """Move the held tools ``names`` (bridged names, all held) into ``offered`` and
+        ``tools``; returns them."""
+        for name in names:
+            tool, real = self.held.pop(name)
+            offered[name] = tool
+            self.tools[name] = real
+        return list(names)
 
     def take_back(self, offered: dict[str, Tool]) -> None:
         """Take these tools back out of the mount's ``offered`` tools, restoring those they
@@ -69,12 +81,15 @@ class BridgedServer:
         note: what the listing limits left out (None when nothing).
         skills: the skills it lists.
         app_tools: tools for its views alone, by bridged name (empty without apps).
+        held: tools past ``max_tools``, bridged but not offered: bridged name → (tool, real
+            name).
     """
 
     tools: list[tuple[Tool, str]]
     note: str | None
     skills: list[McpSkill]
     app_tools: dict[str, Tool]
+    held: dict[str, tuple[Tool, str]]
 
 
 async def bridge_server(
@@ -83,7 +98,9 @@ async def bridge_server(
     glove: Glove,
     options: MountOptions,
     publish: Callable[[McpEvent], Awaitable[None]],
+    *,
     skills_in_use: SkillsInUse | None = None,
+    finder: Callable[[], Tool] | None = None,
 ) -> BridgedServer:
     """List the server's tools within ``options.listing_limits`` and bridge each, with the
     mount's result bounds (``options.max_result_chars``, the Glove's ``result_limits``),
@@ -97,11 +114,15 @@ async def bridge_server(
     declares MCP Apps, results carry their views (``glove_mcp.mount.apps``) and tools for views
     alone are bridged apart (``app_tools``); without, those are left out.
 
+    Tools past ``max_tools`` are bridged and held; when there are any, ``finder()`` (the
+    ``<id>__more_tools`` tool) is offered with the others.
+
     Raises:
         McpActivationError: two tools would have the same bridged name.
     """
     limits = options.listing_limits
-    listing = bound_listing(entry.id, await conn.list_tools(limit=limits.max_tools + 1), limits)
+    listed_tools = await conn.list_tools(limit=listing_read_limit(limits))
+    listing = bound_listing(entry.id, listed_tools, limits)
     # Asked before the listing is published: a subscriber told of it may act at once, and
     # must find the bridged tools and the note as this call returns them.
     has_resources = await serves_resources(conn)
@@ -114,7 +135,8 @@ async def bridge_server(
                 note,
                 listing.big_schemas + listing.over_budget,
                 listing.cut,
-                listing.more_tools,
+                listing.more_tools or bool(listing.held),
+                tuple(bridged_tool_name(entry.id, t.name) for t in listing.held),
             )
         )
     chars, results = options.max_result_chars, glove.result_limits
@@ -137,39 +159,45 @@ async def bridge_server(
         views.app_tools = {
             t.name: bridged_tool_name(conn.namespace, t.name) for t in listing.tools if t.for_app
         }
+
+    def bridge(mcp_tool: McpTool) -> tuple[Tool, str]:
+        tool = bridge_mcp_tool(
+            conn,
+            mcp_tool,
+            glove.server_mode,
+            max_result_chars=chars,
+            limits=results,
+            resource_reader=reader.name if reader is not None else None,
+            views=views,
+        )
+        return wrap(tool), mcp_tool.name
+
     bridged: list[tuple[Tool, str]] = []
     app_tools: dict[str, Tool] = {}
     for mcp_tool in listing.tools:
         if not mcp_tool.for_model and views is None:
             continue  # for a view this host never shows
-        tool = wrap(
-            bridge_mcp_tool(
-                conn,
-                mcp_tool,
-                glove.server_mode,
-                max_result_chars=chars,
-                limits=results,
-                resource_reader=reader.name if reader is not None else None,
-                views=views,
-            )
-        )
+        tool, real = bridge(mcp_tool)
         if mcp_tool.for_model:
-            bridged.append((tool, mcp_tool.name))
+            bridged.append((tool, real))
         else:
             app_tools[tool.name] = tool
+    held = [bridge(mcp_tool) for mcp_tool in listing.held if mcp_tool.for_model]
     if reader is not None:
         bridged.append((wrap(reader), READ_RESOURCE_TOOL))
     skills = await server_skills(conn)
     if skills and skills_in_use is not None and USE_SKILL_TOOL not in listed:
         loader = skill_tool(conn, skills, skills_in_use, reader=reader is not None)
         bridged.append((wrap(loader), USE_SKILL_TOOL))
-    names = [t.name for t, _ in bridged]
+    if held and finder is not None and MORE_TOOLS not in listed:
+        bridged.append((wrap(finder()), MORE_TOOLS))
+    names = [t.name for t, _ in (*bridged, *held)]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})
         raise McpActivationError(
             entry.id, f"the server lists duplicate tool names: {', '.join(dupes)}"
         )
-    return BridgedServer(bridged, note, skills, app_tools)
+    return BridgedServer(bridged, note, skills, app_tools, {t.name: (t, real) for t, real in held})
 
 
 @dataclass(frozen=True)

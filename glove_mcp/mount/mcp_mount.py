@@ -39,6 +39,7 @@ from glove_mcp.errors import (
 )
 from glove_mcp.extensions.skills import McpSkill
 from glove_mcp.mount._coalesce import Coalescer
+from glove_mcp.mount._held_tools import HeldTools, held_tools_finder
 from glove_mcp.mount._learning import remember_tools
 from glove_mcp.mount._mcp_server_tools import LoadedServer, bridge_server, relisted
 from glove_mcp.mount.listing import DEFAULT_LISTING_LIMITS, ListingLimits
@@ -212,10 +213,18 @@ class McpMount(AsyncResource):
         try:
             await conn.connect()
             made = await bridge_server(
-                entry, conn, self.glove, self.options, self._emit, self._skills
+                entry,
+                conn,
+                self.glove,
+                self.options,
+                self._emit,
+                skills_in_use=self._skills,
+                finder=self._finder(entry.id),
             )
             bridged, note = made.tools, made.note
-            await remember_tools(self.adapter, entry.id, bridged)  # before: no await below
+            # Held tools too: discovery finds the server by every tool it has.
+            known = [*bridged, *made.held.values()]
+            await remember_tools(self.adapter, entry.id, known)  # before: no await below
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -235,10 +244,29 @@ class McpMount(AsyncResource):
                 note,
                 made.skills,
                 made.app_tools,
+                dict(made.held),
             )
         except BaseException:
             await conn.close()
             raise
+
+    def _finder(self, id: str) -> Callable[[], Tool]:
+        """Makes server ``id``'s ``<id>__more_tools`` tool (offered only while it holds
+        tools back)."""
+
+        def held() -> HeldTools:
+            loaded = self._loaded.get(id)
+            return loaded.held if loaded is not None else {}
+
+        def load(names: Sequence[str]) -> list[str]:
+            loaded = self._loaded[id]
+            added = loaded.load_held(names, self._tools)
+            # Joined mid-conversation: deferred where the result references them, so the
+            # cached prompt prefix stays put.
+            self._joined.update(added)
+            return added
+
+        return lambda: held_tools_finder(id, held, load)
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
         """How server ``entry`` is answered (see ``glove_mcp.mount.options``)."""
@@ -272,20 +300,28 @@ class McpMount(AsyncResource):
                 return
             try:
                 args = (self.entries[id], loaded.connection, self.glove, self.options)
-                made = await bridge_server(*args, self._emit, self._skills)
-                bridged, note = made.tools, made.note
+                made = await bridge_server(
+                    *args, self._emit, skills_in_use=self._skills, finder=self._finder(id)
+                )
             except Exception as exc:
                 logger.warning(
                     "MCP server %r changed its tools, but listing them failed: %s", id, exc
                 )
                 return
+            # Held tools loaded earlier stay offered; the others stay held.
+            bridged = list(made.tools)
+            held = dict(made.held)
+            for name in [n for n in held if n in loaded.tools]:
+                bridged.append(held.pop(name))
             taken = {t.name for t in self.glove.tools if t.name not in loaded.tools}
             change = relisted(id, self._tools, loaded, bridged, taken)
             self._joined.update(change.added)
-            loaded.note = note
+            loaded.note = made.note
             loaded.skills, loaded.app_tools = made.skills, made.app_tools
+            loaded.held = held
             if differs := bool(change.added or change.removed or change.changed):
-                await remember_tools(self.adapter, id, bridged)  # saved only when it differs
+                known = [*bridged, *held.values()]
+                await remember_tools(self.adapter, id, known)  # saved only when it differs
         if differs:
             await self._emit(McpListChanged(id, "tools", *change.names_changed))
 
@@ -603,7 +639,9 @@ async def mount_mcp(
             bytes of definitions it may put in front of the model (``ListingLimits``; default
             128 tools, 10,000-character descriptions, 64,000-byte schemas, 400,000 bytes in
             all). Over a bound the server mounts with what fits, and the model, the log and
-            the subscribers (``mcp_listing_limited``) are told what was left out.
+            the subscribers (``mcp_listing_limited``) are told what was left out. Tools past
+            ``max_tools`` (up to ``max_held_tools``, 1,000) are held: the model searches and
+            loads them with ``<id>__more_tools``, and they join as deferred tools.
         max_result_chars: characters of text one tool result keeps (100,000; the rest cut).
         max_message_bytes: bytes of one message from a server over HTTP (8 MiB; not read).
         mark_untrusted: results and descriptions in envelopes naming the server (on; False: off).

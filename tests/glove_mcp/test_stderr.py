@@ -1,6 +1,7 @@
 """A stdio server's stderr goes to the log — bounded per line, rate-limited, prefixed with the
 server id — never to the terminal the command writes to; when the server fails to start,
-its last lines are logged at WARNING (what the terminal shows)."""
+its last lines are logged at WARNING (what the terminal shows). A line printed to stdout that
+is not JSON-RPC is one INFO line under the server's id, not the SDK's ERROR and traceback."""
 
 from __future__ import annotations
 
@@ -43,6 +44,22 @@ FAILING = textwrap.dedent(
         print(f"loading module {i}", file=sys.stderr)
     print("fatal: NOTION_TOKEN is not set", file=sys.stderr)
     sys.exit(1)
+    """
+)
+
+CHATTY = textwrap.dedent(
+    """
+    from mcp.server.mcpserver import MCPServer
+
+    print("Loading configuration from .env file...", flush=True)  # on stdout
+    server = MCPServer("chatty", log_level="WARNING")
+
+    @server.tool()
+    def ping() -> str:
+        "Answer pong."
+        return "pong"
+
+    server.run("stdio")
     """
 )
 
@@ -91,6 +108,20 @@ async def test_a_server_that_fails_to_start_shows_its_last_lines(
     assert "loading module 49" in text and "loading module 0\n" not in text  # the last lines
     _, err = capfd.readouterr()
     assert "NOTION_TOKEN" not in err
+
+
+async def test_a_line_on_stdout_is_one_log_line_naming_the_server(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, capfd: pytest.CaptureFixture[str]
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    async with await connect_mcp("chatty", "", command=script(tmp_path, "chatty", CHATTY)) as conn:
+        assert (await conn.call_tool("ping", {})).text == "pong"
+    assert not [r for r in caplog.records if r.exc_info is not None or r.levelno >= logging.ERROR]
+    assert "[chatty] stdout, not JSON-RPC (ignored): Loading configuration from .env file..." in (
+        lines_of(caplog, "chatty")
+    )
+    out, err = capfd.readouterr()
+    assert "Loading configuration" not in out + err
 
 
 @pytest.mark.skipif(

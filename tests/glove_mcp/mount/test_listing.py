@@ -102,10 +102,13 @@ async def test_ten_thousand_tools_offer_the_first_128_and_say_so(
         assert sorted(mount.loaded) == ["many", "notes"]  # the other server is unaffected
         read = list(cursors)
         await glove.build().process_request("hi")
-    assert read == [None, "100"]  # 129 tools wanted: two pages of a hundred, not a hundred pages
+    # 128 offered, 1,000 held and one more to tell: 12 pages of a hundred, not a hundred pages.
+    assert read == [None] + [str(page * 100) for page in range(1, 12)]
     [request] = glove.model.requests  # type: ignore[attr-defined]
     offered = _offered(request, "many")
-    assert [t.name for t in offered] == [f"many__tool_{i}" for i in range(128)]
+    assert [t.name for t in offered] == [f"many__tool_{i}" for i in range(128)] + [
+        "many__more_tools"
+    ]
     assert _offered(request, "notes")
     [event] = recorder.of(McpListingLimited)
     assert event.server == "many" and event.more_tools
@@ -127,8 +130,9 @@ async def test_an_endless_cursor_is_read_for_a_few_pages_only() -> None:
         ) as mount,
     ):
         names = mount.tool_names("endless")
-    assert cursors == [None, "1", "2"]  # not a thousand pages, not 50,000 tools
-    assert len(names) == 128
+    # 1,129 tools wanted: 23 pages of fifty, not a thousand pages, not 50,000 tools.
+    assert cursors == [None] + [str(page) for page in range(1, 23)]
+    assert len(names) == 129  # 128 and the tool that finds the held ones
     [event] = recorder.of(McpListingLimited)
     assert event.more_tools
 
@@ -216,9 +220,10 @@ async def test_a_relisting_gets_the_same_bounds() -> None:
         await glove.build().process_request("grow")
         await glove.process_request("again")
         names = mount.tool_names("probe")
-    assert set(names.values()) == first_four
+    assert set(names.values()) == first_four | {"more_tools"}
     [event] = recorder.of(McpListingLimited)
     assert event.more_tools and "more than 4 tools" in event.detail
+    assert event.held == ("probe__extra",)
     last = glove.model.requests[-1]  # type: ignore[attr-defined]
     assert "probe__extra" not in {t.name for t in last.tools}
     assert _told(last, "MCP server 'probe' lists more than 4 tools")
