@@ -125,7 +125,9 @@ CASES = [
     ),
     Case(
         corpus.PDF,
-        tools=5,
+        # 2.0.4 lists 5; read_pdf_bytes and one more are for its MCP Apps view alone
+        # (visibility ["app"]), never offered to the model.
+        tools=3,
         args=lambda f: (str(f),),
         setup=_pdf,
         calls=lambda f: [("list_pdfs", {})],

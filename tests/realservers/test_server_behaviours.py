@@ -31,6 +31,7 @@ import pytest
 from glove_core import Glove, ScriptedModel, ToolCall, ToolResultData
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, mount_mcp
+from glove_mcp.mount.bridge import bridge_mcp_tool
 from glove_mcp.subscribers import McpServerFailed
 from tests.realservers import corpus
 from tests.realservers.pdf_file import write_pdf
@@ -55,12 +56,18 @@ async def test_pdf_bytes_reach_the_model_as_text_not_base64(tmp_path: Path) -> N
     ) as mount:
         connection = mount.connection("pdf")
         assert connection is not None
+        # read_pdf_bytes is for the server's MCP Apps view alone (visibility ["app"]): the
+        # mount keeps it from the model. Bridged here by hand, its result passes the rules
+        # every bridged result passes.
+        assert "pdf__read_pdf_bytes" not in {t.name for t in mount.get_tools()}
+        [listed] = [t for t in await connection.list_tools() if t.name == "read_pdf_bytes"]
+        glove.fold(bridge_mcp_tool(connection, listed, glove.server_mode))
         raw = await connection.call_tool("read_pdf_bytes", {"url": str(pdf)})
         await glove.build().process_request("read the report")
     # The server does send the bytes as base64 in its structured result …
     assert raw.structured_content is not None and encoded[:40] in str(raw.structured_content)
     [result] = _results(glove)
-    assert result.status == "success"
+    assert result.status == "success", result.message
     text = str(result.data)
     # … and the model reads the server's text instead.
     assert encoded[:40] not in text and "JVBERi0" not in text
