@@ -244,12 +244,16 @@ async def _run_known(
     requested_by: str | None = None,
 ) -> tuple[ToolResultData, str]:
     """The call's result, and how it ended."""
-    parsed = _parse(tool, call)
-    if isinstance(parsed, ToolResultData):
-        return parsed, "error"
-    refused = await _permission(runner, tool, call, signal, requested_by)
-    if refused is not None:
-        return refused, "aborted" if refused.status == "aborted" else "refused"
+    # Every call of every model reply passes here: the common case (valid input, no
+    # permission to ask) costs no call beyond validating and running the tool.
+    try:
+        parsed = tool.parse_input(call.input)
+    except ToolInputError as exc:
+        return _error(str(exc)), "error"
+    if tool.requires_permission or requested_by is not None:
+        refused = await _permission(runner, tool, call, signal, requested_by)
+        if refused is not None:
+            return refused, "aborted" if refused.status == "aborted" else "refused"
     data = await _invoke_retrying(runner, tool, call, parsed, signal)
     return data, data.status
 
