@@ -11,7 +11,7 @@ import difflib
 import inspect
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,6 +43,8 @@ class ToolRunner:
     store: StoreAdapter
     """Remembers permission answers when it is a ``PermissionStore``."""
     publish: Publish
+    subscribed: Callable[[], bool] = lambda: True
+    """Whether anyone receives what ``publish`` sends: the result event is built only then."""
     max_retries: int
     limits: ResultLimits = field(default_factory=ResultLimits)
     """The bound every result is held to before it is published or saved."""
@@ -144,7 +146,8 @@ async def _finish(runner: ToolRunner, call: ToolCall, data: ToolResultData) -> T
     # a provider refuses, reaches subscribers, the store or the model.
     data = bound_result(data, runner.limits)
     result = ToolResult(call_id=call.id, name=call.name, result=data)
-    await runner.publish(ToolUseResult(call.id, call.name, dict(call.input), data))
+    if runner.subscribed():
+        await runner.publish(ToolUseResult(call.id, call.name, dict(call.input), data))
     return result
 
 

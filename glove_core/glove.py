@@ -441,6 +441,7 @@ class Glove(AsyncResource):
             display=self._display,
             store=self._store,
             publish=publish,
+            subscribed=lambda: self._subscribers.active,
             max_retries=self.max_retries,
             limits=limits,
         )

@@ -224,7 +224,9 @@ class _Run:
             if data is None or not hasattr(data, "kind"):
                 raise TypeError(f"notify({event!r}, ...) needs a typed event, got {data!r}")
             event = cast(SubscriberEvent, data)
-        await self.parts.subscribers.publish(event)
+        subscribers = self.parts.subscribers
+        if subscribers.active:  # most events of a model call have nobody to go to
+            await subscribers.publish(event)
 
     async def save_events(
         self, events: list[OutsideEvent], where: Literal["tool_step", "request", "wake"]
@@ -496,7 +498,7 @@ async def _model_call(
         await store.increment_turn()
     run.usage = run.usage + response.usage
     run.total = run.total + response.usage
-    if parts.subscribers.members:
+    if parts.subscribers.active:
         await run.notify(TokenConsumption(response.usage, run.total))
     run.text = reply.text
 
@@ -625,7 +627,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
 async def _report_context(
     run: _Run, delivery: ContextDelivery, snapshots: list[ContextSnapshot]
 ) -> None:
-    if run.parts.subscribers.members:
+    if run.parts.subscribers.active:
         await run.notify(runtime_context_event(delivery, snapshots))
 
 

@@ -349,6 +349,11 @@ class SubscriberSet:
         self._members: list[Subscriber] = []
 
     @property
+    def active(self) -> bool:
+        """Whether anyone subscribes (cheaper than ``members``: the loop asks it per event)."""
+        return bool(self._members)
+
+    @property
     def members(self) -> list[Subscriber]:
         """The subscribers, in the order they were added (as they were given)."""
         return [m.wrapped if isinstance(m, _TwoArgumentSubscriber) else m for m in self._members]
