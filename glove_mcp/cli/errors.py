@@ -48,7 +48,7 @@ def command_hint(args: argparse.Namespace | None, *words: str) -> str:
         from glove_core.postgres import redact_url
 
         parts += ["--database", redact_url(url)]
-    if any(_UNSAFE.search(part) or not part for part in parts):
+    if any(not part or not _SAFE.issuperset(part) for part in parts):
         import shlex  # only when something needs quoting: ``status`` prints hints fast
 
         return shlex.join(parts)
@@ -73,9 +73,12 @@ _PHRASES = (
     ),
     ("Add more items to the script.", "Add replies to the file."),
 )
-_UNSAFE = re.compile(r"[^\w@%+=:,./-]", re.ASCII)  # what shlex.quote quotes
-_LOGIN_CALL = re.compile(r"run_mcp_oauth\((?:[^()]|\([^()]*\))*\)|run_mcp_oauth")
-_KEY = re.compile(r"key='([^']+)'")
+# What shlex.quote leaves unquoted; a set, not a pattern: ``status`` prints hints and compiling
+# a pattern costs its start-up more than the check.
+_SAFE = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_@%+=:,./-")
+# Patterns of error messages: compiled by ``re`` at first use, never at start-up.
+_LOGIN_CALL = r"run_mcp_oauth\((?:[^()]|\([^()]*\))*\)|run_mcp_oauth"
+_KEY = r"key='([^']+)'"
 
 
 def in_flags(message: str, args: argparse.Namespace | None, server: str | None = None) -> str:
@@ -85,11 +88,11 @@ def in_flags(message: str, args: argparse.Namespace | None, server: str | None =
         message = message.replace(library, command)
 
     def login(match: re.Match[str]) -> str:
-        key = _KEY.search(match.group(0))
+        key = re.search(_KEY, match.group(0))
         target = key.group(1) if key else server
         return f"`{command_hint(args, 'auth', target)}`" if target else "`glove-mcp auth ID`"
 
-    return _LOGIN_CALL.sub(login, message)
+    return re.sub(_LOGIN_CALL, login, message)
 
 
 def terminal_message(exc: Exception, args: argparse.Namespace | None) -> tuple[str, int]:

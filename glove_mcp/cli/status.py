@@ -116,22 +116,51 @@ def _catalogue_servers(path: str | None) -> list[dict[str, Any]]:
 
 
 _PLAIN_FIELDS = frozenset({"id", "name", "description", "url", "command", "tags"})
-_PLAIN_ID = r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?=[A-Za-z0-9-]))*"
-_PLAIN_URL = r"https?://[A-Za-z0-9][A-Za-z0-9.-]*(?::[0-9]{1,5})?(?:[/?#][!-~]*)?"
+# The plain forms, checked with str methods: compiling patterns would cost ``status`` more
+# than reading the catalogue.
+_ID_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_")
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+
+
+def _plain_id(text: str) -> bool:
+    """Letters, digits, ``-`` and single ``_`` between them, starting with a letter or digit."""
+    return (
+        bool(text)
+        and text[0] in _ID_CHARS
+        and text[0] not in "-_"
+        and _ID_CHARS.issuperset(text)
+        and "__" not in text
+        and not text.endswith("_")
+    )
+
+
+def _plain_url(url: str) -> bool:
+    """``http(s)://host[:port][/?#printable ASCII]``, the host of letters, digits, ``.``, ``-``."""
+    for scheme in ("https://", "http://"):
+        if url.startswith(scheme):
+            rest = url[len(scheme) :]
+            break
+    else:
+        return False
+    cut = next((i for i, c in enumerate(rest) if c in "/?#"), len(rest))
+    host, colon, port = rest[:cut].partition(":")
+    if not host or host[0] in ".-" or not _HOST_CHARS.issuperset(host):
+        return False
+    if colon and not (port.isascii() and port.isdigit() and 1 <= len(port) <= 5):
+        return False
+    return all("!" <= c <= "~" for c in rest[cut:])
 
 
 def plainly_valid(raw: object) -> bool:
     """Whether a raw catalogue entry is one ``McpCatalogueEntry`` certainly accepts, judged
     with the standard library alone: the common fields only, each of a plain form. False
     means "not sure", never "invalid": the caller then asks the full validation."""
-    import re
-
     if not isinstance(raw, dict) or not set(raw) <= _PLAIN_FIELDS:
         return False
     if not all(isinstance(raw.get(field), str) for field in ("id", "name", "description")):
         return False
     server_id = raw["id"]
-    if len(server_id) > 40 or not re.fullmatch(_PLAIN_ID, server_id):
+    if len(server_id) > 40 or not _plain_id(server_id):
         return False
     tags = raw.get("tags", [])
     if not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags):
@@ -140,7 +169,7 @@ def plainly_valid(raw: object) -> bool:
     if not isinstance(url, str) or not isinstance(command, list):
         return False
     if url:
-        return not command and re.fullmatch(_PLAIN_URL, url) is not None
+        return not command and _plain_url(url)
     return (
         bool(command)
         and all(isinstance(part, str) for part in command)
