@@ -62,6 +62,7 @@ DURABLE_SESSIONS = int(os.environ.get("GLOVE_TEST_DURABLE_SESSIONS", "6"))
 REQUESTS = 5
 CONCURRENCY = 12
 TIMEOUT = 120.0
+CLIENT_LIMITS = httpx2.Limits(keepalive_expiry=1.0)
 
 _CALLS = {
     "tool_calls": [
@@ -154,7 +155,9 @@ async def run_durable(tmp_path: Path, postgres_url: str, sessions: int) -> None:
     async with (
         serve(counting.server) as counting_url,
         AsyncExitStack() as stack,
-        httpx2.AsyncClient(timeout=TIMEOUT) as http,
+        # Idle connections dropped well before the servers' 5 s keep-alive ends: a request
+        # sent on a connection the server is closing fails with ReadError (HTTP's own race).
+        httpx2.AsyncClient(timeout=TIMEOUT, limits=CLIENT_LIMITS) as http,
     ):
         catalogue = CATALOGUE.format(counting_url)
         script = {"from_history": True, "replies": REPLIES}
