@@ -185,7 +185,9 @@ def measure(
     needs: Sequence[Need],
     ks: tuple[int, ...],
     timings: bool = False,
+    score: bool = True,
 ) -> list[str]:
+    """Recall at ``ks`` by kind (unless ``score`` is False: timings only, answers unread)."""
     recall = Recall(ks)
     wall: list[float] = []
     cpu: list[float] = []
@@ -194,8 +196,9 @@ def measure(
         ranked = rank(need.text)
         wall.append((time.perf_counter() - started) * 1000)
         cpu.append((time.process_time() - started_cpu) * 1000)
-        recall.add(need.kind, ranked, need.accept)
-    lines = recall.lines(label)
+        if score:
+            recall.add(need.kind, ranked, need.accept)
+    lines = recall.lines(label) if score else []
     if timings:
         lines.append(
             f"{label:<24} ms/query wall p50 {statistics.median(wall):.2f} "
@@ -218,6 +221,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--set", type=Path, default=BLIND, help="the frozen set's folder")
     parser.add_argument("--realistic", type=Path, default=REALISTIC)
+    parser.add_argument(
+        "--cost-only",
+        action="store_true",
+        help="registry scale's build time, per-query time and memory only: no recall is "
+        "scored and no answer is read (to measure a change that leaves the rankings as they "
+        "were, without measuring the held-out sets again)",
+    )
     args = parser.parse_args(argv)
     check_frozen(args.set)
 
@@ -240,12 +250,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     built = time.perf_counter() - started
     ks = (10, 30, 100)
 
+    score = not args.cost_only
     out = [f"registry: {len(entries)} entries, {len(needs)} needs; r@10 r@30 r@100"]
-    out += measure("default", best_ids(index, 100), needs, ks, timings=True)
+    out += measure("default", best_ids(index, 100), needs, ks, timings=True, score=score)
     out.append(
         f"default: index build {built:.1f} s (first query, entries embedded); peak resident "
-        f"{peak_mb():.0f} MB"
+        f"{peak_mb():.0f} MB, resident now {resident_mb():.0f} MB"
     )
+    if args.cost_only:
+        print("\n".join(out))
+        return 0
     lexical = CatalogueIndex(entries, ranker=None)
     lexical.search("index build", limit=1)
     out += measure("lexical (baseline)", best_ids(lexical, 100), needs, ks, timings=True)

@@ -312,17 +312,23 @@ class SemanticRanker:
             # from the cache while this one embeds what is missing.
             found = {k: self._vectors[k] for k in keys if k in self._vectors}
             missing = {k: t for k, t in zip(keys, request.texts, strict=True) if k not in found}
-        embedded = self.model.embed(list(missing.values())) if missing else None
-        if embedded is not None:
-            found.update(zip(missing, embedded, strict=True))
-        if embedded is not None and len(missing) == len(keys):
-            # A new catalogue of distinct texts, embedded in its own order: the model's
-            # answer is the matrix (the cached rows are views of it), not a second copy.
-            matrix = embedded
+        if keys and not found:
+            # Nothing cached: the texts are embedded in the catalogue's order (a repeated text
+            # twice), so the model's answer is the matrix, not a second copy of it.
+            matrix = self.model.embed(list(request.texts))
+            missing = dict(zip(keys, request.texts, strict=True))
+            found = dict(zip(keys, matrix, strict=True))
         else:
+            embedded = self.model.embed(list(missing.values())) if missing else None
+            if embedded is not None:
+                found.update(zip(missing, embedded, strict=True))
             rows = [found[key] for key in keys]
             dimensions = rows[0].shape[0] if rows else 1
             matrix = np.vstack(rows) if rows else np.zeros((0, dimensions), dtype=np.float32)
+            del rows, embedded
+            # The cache keeps views of the matrix, so the model's answer (a second copy of
+            # the new rows) is freed.
+            found = dict(zip(keys, matrix, strict=True))
         with self._lock:
             self.embedded += len(missing)
             for key in keys:

@@ -33,6 +33,15 @@ MAX_TOKENS = 256
 server with hundreds of known tools is not averaged into a blur."""
 
 
+_BATCH = 32
+"""Texts embedded at a time. WordLlama gathers a (batch, longest text, 256) float32 block
+per batch; at its default of 64 texts of up to 256 tokens that is 16 MB, and two of them
+(the gather and the pooling) stayed resident after a 26,000-entry catalogue was embedded.
+At 32 the process ends 14 MB smaller, with identical vectors and no measurable cost."""
+
+_NORM_ROWS = 2_048
+"""Rows normalised at a time (a 2 MB temporary at 256 dimensions)."""
+
 _TOKEN_CACHE = 1_000
 """Words the tokenizer's BPE cache keeps (see ``load_wordllama``)."""
 
@@ -48,12 +57,18 @@ class WordLlamaModel:
         import numpy as np
 
         with self._lock:
-            vectors = np.asarray(self._model.embed(list(texts)), dtype=np.float32)
-        # In place: the model's fresh array is ours (a copy would double the peak of a large
-        # catalogue's vectors).
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        norms[norms == 0.0] = 1.0
-        vectors /= norms
+            vectors = np.asarray(
+                self._model.embed(list(texts), batch_size=_BATCH), dtype=np.float32
+            )
+        # In place and a block of rows at a time: the model's fresh array is ours, and
+        # ``norm`` squares its whole input into a temporary (a copy would double the peak of
+        # a large catalogue's vectors: 27 MB at 26,000 entries). Row by row, the sums are the
+        # same as over the whole array.
+        for start in range(0, len(vectors), _NORM_ROWS):
+            block = vectors[start : start + _NORM_ROWS]
+            norms = np.linalg.norm(block, axis=1, keepdims=True)
+            norms[norms == 0.0] = 1.0
+            block /= norms
         return vectors
 
 
