@@ -49,6 +49,12 @@ class AbortSignal:
         return self._aborted
 
     @property
+    def can_fire(self) -> bool:
+        """False for a signal no ``AbortController`` owns: it never fires, so racing a
+        coroutine against it is needless."""
+        return self._can_fire
+
+    @property
     def reason(self) -> object:
         """What the controller passed to ``abort()`` (None when not aborted or no reason)."""
         return self._reason

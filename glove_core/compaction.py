@@ -28,7 +28,7 @@ from glove_core.builtin.tasks import format_tasks
 from glove_core.context_items import disabled_tools, is_restatement, restate_switched_off
 from glove_core.models.base import ModelAdapter, ModelRequest
 from glove_core.result_summaries import is_user_turn
-from glove_core.stores.base import InboxStore, StoreAdapter, TaskStore
+from glove_core.stores.base import InboxStore, StoreAdapter, TaskStore, has_capability
 from glove_core.subscribers import (
     CompactionEnd,
     CompactionStart,
@@ -285,7 +285,7 @@ async def _compact(
     await glove.publish(CompactionStart(estimated_tokens))
     store = glove.store
     tasks = await store.get_tasks() if isinstance(store, TaskStore) else []
-    inbox = await store.get_inbox_items() if isinstance(store, InboxStore) else []
+    inbox = await store.get_inbox_items() if has_capability(store, InboxStore) else []
     tail = _tail(rest, config.keep_last)
     summary = await _summarise(glove, config, rest, signal)
     fallback = summary is None

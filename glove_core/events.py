@@ -32,6 +32,7 @@ from glove_core.event_queue import (
     WhenIdle,
     pending_size,
 )
+from glove_core.stores.base import has_capability
 from glove_core.subscribers import (
     EventDropped,
     EventInjected,
@@ -438,7 +439,10 @@ class EventHub:
         """The queue, if it hears events queued elsewhere (checked once per queue)."""
         queue = self.queue
         if self._notifying is None or self._notifying[0] is not queue:
-            self._notifying = (queue, queue if isinstance(queue, NotifyingEventQueue) else None)
+            self._notifying = (
+                queue,
+                queue if has_capability(queue, NotifyingEventQueue) else None,
+            )
         return self._notifying[1]
 
     async def aclose(self) -> None:

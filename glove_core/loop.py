@@ -66,7 +66,15 @@ from glove_core.subscribers import (
 )
 from glove_core.tools import Tool
 from glove_core.tracing import chat_span, in_recording_span, record_chat
-from glove_core.types import ContentPart, InboxItem, Message, TextPart, ToolResult, Usage
+from glove_core.types import (
+    ContentPart,
+    InboxItem,
+    Message,
+    TextPart,
+    ToolResult,
+    Usage,
+    sum_usage,
+)
 
 __all__ = [
     "LoopParts",
@@ -174,8 +182,11 @@ class _Run:
         self.signal = signal
         self.history: list[Message] = []
         self.added: list[Message] = []
-        self.usage = Usage()
-        self.total = Usage()
+        self._usage = Usage()
+        self._total = Usage()
+        # Each model call's usage, summed when read: a Usage is a validated model, and adding
+        # two per call cost more than anything else the loop does with them.
+        self._calls: list[Usage] = []
         self.disabled: set[str] = set()
         self.request_context: Message | None = None
         self.request_index = 0
@@ -192,6 +203,39 @@ class _Run:
         self.text = ""  # the last reply's text
         self.steps: TurnSteps | None = None
         self.base_count = 0  # durable only: the conversation's length before this request
+
+    @property
+    def usage(self) -> Usage:
+        """The tokens of this request's model calls."""
+        self._fold()
+        return self._usage
+
+    @usage.setter
+    def usage(self, value: Usage) -> None:
+        self._fold()
+        self._usage = value
+
+    @property
+    def total(self) -> Usage:
+        """The conversation's tokens, this request's calls included."""
+        self._fold()
+        return self._total
+
+    @total.setter
+    def total(self, value: Usage) -> None:
+        self._fold()
+        self._total = value
+
+    def add_usage(self, usage: Usage) -> None:
+        """Count one model call's usage in ``usage`` and ``total``."""
+        self._calls.append(usage)
+
+    def _fold(self) -> None:
+        if self._calls:
+            added = sum_usage(self._calls)
+            self._calls.clear()
+            self._usage = self._usage + added
+            self._total = self._total + added
 
     def as_sent(self) -> list[Message]:
         """The saved history as the next model call sends it: tool results of earlier user
@@ -480,7 +524,8 @@ async def _model_call(
             if run.traced:
                 response = await _traced_model_call(run, model_request)
             else:
-                response = await signal.race(parts.model.prompt(model_request, run.notify, signal))
+                prompt = parts.model.prompt(model_request, run.notify, signal)
+                response = await (signal.race(prompt) if signal.can_fire else prompt)
         except ContextWindowExceededError:
             if overflow_compacted or not await _compact_after_overflow(run):
                 raise
@@ -496,8 +541,7 @@ async def _model_call(
         await run.save([reply])
         await store.add_usage(response.usage)
         await store.increment_turn()
-    run.usage = run.usage + response.usage
-    run.total = run.total + response.usage
+    run.add_usage(response.usage)
     if parts.subscribers.active:
         await run.notify(TokenConsumption(response.usage, run.total))
     run.text = reply.text

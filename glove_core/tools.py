@@ -449,18 +449,25 @@ def _tool_from_function(
 
     is_async = inspect.iscoroutinefunction(func)
 
-    async def do(input: BaseModel, ctx: ToolContext) -> Any:
+    def arguments(input: BaseModel, ctx: ToolContext) -> dict[str, Any]:
         # The validated fields, in order (pydantic keeps them in the instance's __dict__).
         kwargs = input.__dict__.copy()
         if ctx_param is not None:
             kwargs[ctx_param] = ctx
-        if is_async:
-            return await func(**kwargs)
+        return kwargs
+
+    def do_async(input: BaseModel, ctx: ToolContext) -> Any:
+        # The function's own coroutine, which the runner awaits: no wrapper coroutine per call.
+        return func(**arguments(input, ctx))
+
+    async def do_sync(input: BaseModel, ctx: ToolContext) -> Any:
         # A sync function may block (files, sockets): keep it off the event loop.
-        result = await asyncio.to_thread(func, **kwargs)
+        result = await asyncio.to_thread(func, **arguments(input, ctx))
         if inspect.isawaitable(result):
             result = await result
         return result
+
+    do = do_async if is_async else do_sync
 
     return Tool(
         name=tool_name,

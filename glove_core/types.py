@@ -9,6 +9,7 @@ never by mutating it or the lists and dicts inside it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +30,7 @@ __all__ = [
     "ToolStatus",
     "Usage",
     "new_id",
+    "sum_usage",
 ]
 
 Sender = Literal["user", "agent"]
@@ -165,6 +167,22 @@ class Usage(_Model):
             cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
             cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
+
+
+def sum_usage(usages: Iterable[Usage]) -> Usage:
+    """The sum of ``usages`` as one ``Usage`` (one model validated, not one per addition)."""
+    input_tokens = output_tokens = cache_read = cache_write = 0
+    for usage in usages:
+        input_tokens += usage.input_tokens
+        output_tokens += usage.output_tokens
+        cache_read += usage.cache_read_tokens
+        cache_write += usage.cache_write_tokens
+    return Usage(
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+    )
 
 
 class Task(_Model):

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from glove_core.stores.base import InboxStore, StoreAdapter
+from glove_core.stores.base import InboxStore, StoreAdapter, has_capability
 from glove_core.tools import Tool, ToolContext
 from glove_core.types import InboxItem, Message, ToolResultData
 
@@ -64,7 +64,7 @@ class PostToInboxInput(BaseModel):
 
 async def _post_to_inbox(input: PostToInboxInput, ctx: ToolContext) -> ToolResultData:
     store = ctx.glove.store
-    if not isinstance(store, InboxStore):
+    if not has_capability(store, InboxStore):
         return ToolResultData(
             status="error",
             message="this conversation's store has no inbox; tell the user what you need instead",
@@ -120,10 +120,11 @@ async def take_resolved_inbox(
         The saved message (``sender="user"``, ``framework_context="inbox"``), or None when
         nothing was resolved.
     """
-    if not isinstance(store, InboxStore):
+    inbox = store if has_capability(store, InboxStore) else None
+    if inbox is None:
         return None
     if items is None:
-        items = await store.get_resolved_inbox_items()
+        items = await inbox.get_resolved_inbox_items()
     else:
         items = [i for i in items if i.status == "resolved"]
     if not items:
@@ -138,7 +139,7 @@ async def take_resolved_inbox(
     message = Message(sender="user", text="\n".join(lines), framework_context="inbox")
     await (save or store.append_messages)([message])
     for item in items:
-        await store.update_inbox_item(item.id, status="consumed")
+        await inbox.update_inbox_item(item.id, status="consumed")
     logger.debug("delivered %d resolved inbox item(s) to %r", len(items), store.identifier)
     return message
 
@@ -165,7 +166,7 @@ def blocking_reminder(items: Sequence[InboxItem]) -> Message | None:
 
 async def pending_blocking_reminder(store: StoreAdapter) -> Message | None:
     """``blocking_reminder`` for the store's current inbox (None without an inbox)."""
-    if not isinstance(store, InboxStore):
+    if not has_capability(store, InboxStore):
         return None
     return blocking_reminder(await store.get_inbox_items())
 

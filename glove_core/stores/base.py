@@ -45,10 +45,10 @@ _capabilities: dict[tuple[type, type], bool] = {}
 
 
 def has_capability(store: object, capability: type[_Capability]) -> TypeGuard[_Capability]:
-    """``isinstance(store, capability)`` for a capability protocol of this module, answered
-    once per store class: a runtime-checkable protocol's check looks up every method on the
-    instance each time, and the loop asks it at every request. The capabilities are methods
-    of the store's class, so the class decides."""
+    """``isinstance(store, capability)`` for a runtime-checkable capability protocol (of a
+    store, an event queue), answered once per class: a runtime-checkable protocol's check looks
+    up every method on the instance each time, and the loop asks it at every request. The
+    capabilities are methods of the object's class, so the class decides."""
     key = (type(store), capability)
     known = _capabilities.get(key)
     if known is None:

@@ -10,7 +10,7 @@ from glove_core.stores.base import (
     check_start,
     inbox_changes,
 )
-from glove_core.types import InboxItem, Message, Task, Usage
+from glove_core.types import InboxItem, Message, Task, Usage, sum_usage
 
 __all__ = ["MemoryStore", "PlainMemoryStore"]
 
@@ -28,6 +28,7 @@ class PlainMemoryStore:
         self._messages: list[Message] = []
         self._compacted_at = 0  # index of the newest compaction message (0 when none)
         self._usage = Usage()
+        self._added: list[Usage] = []
         self._turns = 0
         self._permissions: dict[tuple[str, str], PermissionStatus] = {}
         self._inbox: dict[str, InboxItem] = {}
@@ -48,10 +49,14 @@ class PlainMemoryStore:
         self._messages.extend(messages)
 
     async def get_usage(self) -> Usage:
+        if self._added:
+            self._usage = self._usage + sum_usage(self._added)
+            self._added.clear()
         return self._usage
 
     async def add_usage(self, usage: Usage) -> None:
-        self._usage = self._usage + usage
+        # Summed when read: every model call adds one, and an addition validates a new Usage.
+        self._added.append(usage)
 
     async def get_turn_count(self) -> int:
         return self._turns
@@ -61,6 +66,7 @@ class PlainMemoryStore:
 
     async def reset_counters(self) -> None:
         self._usage = Usage()
+        self._added.clear()
         self._turns = 0
 
     def __repr__(self) -> str:
