@@ -14,6 +14,7 @@ Behaviours (``PushServer`` arguments):
         does) and pushes nothing.
     ack_after_gets: the acknowledgement waits until that many ``tasks/get`` were served.
     repeat: how many times each status is pushed (a server may send one twice).
+    ``push_raw`` pushes a body as given (an out-of-date status, say).
     complete_when_pushed: the task completes by itself right after the acknowledgement and
         the first push of its current state on a stream (so it completes only for a client
         that listens).
@@ -41,6 +42,11 @@ class _TaskIdParams(sdk.RequestParams):
     task_id: str
 
 
+class _UpdateParams(sdk.RequestParams):
+    task_id: str
+    input_responses: dict[str, Any]
+
+
 class _PushedTask(sdk.Notification[dict[str, Any], Literal["notifications/tasks"]]):
     method: Literal["notifications/tasks"] = "notifications/tasks"
     params: dict[str, Any]
@@ -54,8 +60,11 @@ class PushedTaskState:
     status: str = "working"
     message: str | None = "queued"
     result: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
     version: int = 0
     changed: anyio.Event = field(default_factory=anyio.Event)
+    outbox: list[dict[str, Any]] = field(default_factory=list)
+    """Bodies to push as they are, before the current state (``PushServer.push_raw``)."""
 
     def wire(self, poll_interval_ms: int) -> dict[str, Any]:
         body: dict[str, Any] = {
@@ -70,6 +79,8 @@ class PushedTaskState:
             body["statusMessage"] = self.message
         if self.result is not None:
             body["result"] = self.result
+        if self.input_requests is not None:
+            body["inputRequests"] = self.input_requests
         return body
 
     def label(self) -> str:
@@ -96,6 +107,8 @@ class PushServer:
     """Task streams open now (a connection's stream for list changes is not counted)."""
     closed_streams: int = 0
     cancelled: list[str] = field(default_factory=list)
+    updates: list[dict[str, Any]] = field(default_factory=list)
+    """The ``inputResponses`` of every ``tasks/update``."""
     subscribed: dict[str, anyio.Event] = field(default_factory=dict)
     """Per task: set once a stream naming it is acknowledged."""
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -106,6 +119,7 @@ class PushServer:
         server: Server[Any] = Server("pushing", on_list_tools=self._list_tools)
         server.add_request_handler("tasks/get", _TaskIdParams, self._get)
         server.add_request_handler("tasks/cancel", _TaskIdParams, self._cancel)
+        server.add_request_handler("tasks/update", _UpdateParams, self._update)
         if self.serve_listen:
             server.add_request_handler(
                 "subscriptions/listen", sdk.SubscriptionsListenRequestParams, self._listen
@@ -132,11 +146,26 @@ class PushServer:
         return self.subscribed.setdefault(task_id, anyio.Event())
 
     def advance(
-        self, task: PushedTaskState, status: str, message: str | None, result: Any = None
+        self,
+        task: PushedTaskState,
+        status: str,
+        message: str | None,
+        result: Any = None,
+        input_requests: dict[str, Any] | None = None,
     ) -> None:
         """Move ``task`` to a new status; its streams push it."""
         task.status, task.message, task.result = status, message, result
+        task.input_requests = input_requests
         task.version += 1
+        self._wake(task)
+
+    def push_raw(self, task: PushedTaskState, body: dict[str, Any]) -> None:
+        """Push ``body`` on the task's streams as it is (then the current state again)."""
+        task.outbox.append(body)
+        self._wake(task)
+
+    @staticmethod
+    def _wake(task: PushedTaskState) -> None:
         task.changed.set()
         task.changed = anyio.Event()
 
@@ -174,6 +203,10 @@ class PushServer:
         task = self.tasks[params.task_id]
         if task.status in ("working", "input_required"):
             self.advance(task, "cancelled", "cancelled by the client")
+        return {"resultType": "complete"}
+
+    async def _update(self, ctx: Any, params: _UpdateParams) -> dict[str, Any]:
+        self.updates.append(params.input_responses)
         return {"resultType": "complete"}
 
     async def _listen(
@@ -220,8 +253,10 @@ class PushServer:
         first = True
         while True:
             changed = task.changed
-            body = {**task.wire(self.poll_interval_ms), "_meta": meta}
-            for _ in range(self.repeat):
+            bodies = [{**raw, "_meta": meta} for raw in task.outbox]
+            task.outbox.clear()
+            bodies += [{**task.wire(self.poll_interval_ms), "_meta": meta}] * self.repeat
+            for body in bodies:
                 note = cast(Any, _PushedTask(params=body))
                 await ctx.session.send_notification(note, related_request_id=ctx.request_id)
             if task.status in ("completed", "failed", "cancelled"):

@@ -14,14 +14,14 @@ from __future__ import annotations
 
 import asyncio
 import functools
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
 import mcp_types as types
 import pytest
-from mcp.client.session import ClientSession
+from mcp.client.session import ClientRequestContext, ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from glove_core import Glove, ScriptedModel, ToolCall
@@ -34,7 +34,7 @@ from glove_mcp.errors import McpTaskTimeoutError, McpTimeoutError
 from glove_mcp.subscribers import McpProgress
 from glove_mcp.testing import serve
 from glove_mcp.types import McpTextContent
-from tests.glove_mcp.connect.task_push_server import PushServer, text
+from tests.glove_mcp.connect.task_push_server import PushedTaskState, PushServer, text
 
 # These tests read results as the server sent them, without the untrusted-content
 # envelope that mount_mcp puts them in by default (tests/glove_mcp/test_untrusted_marks.py).
@@ -95,10 +95,17 @@ async def test_pushed_statuses_reach_the_agent_before_the_task_ends() -> None:
     assert reply.result.status == "success" and "all done" in str(reply.result.data)
 
 
+async def elicit_name(
+    context: ClientRequestContext, params: types.ElicitRequestParams
+) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
 @asynccontextmanager
 async def bound_session(url: str, streams: TaskStreams) -> AsyncIterator[ClientSession]:
     """An SDK session wired to ``streams`` as a connection wires its own: the binding for
-    pushed statuses, and stream acknowledgements from the message handler."""
+    pushed statuses, and stream acknowledgements from the message handler. It answers
+    elicitation with a name."""
 
     async def message_handler(message: Any) -> None:
         if isinstance(message, types.SubscriptionsAcknowledgedNotification):
@@ -107,10 +114,83 @@ async def bound_session(url: str, streams: TaskStreams) -> AsyncIterator[ClientS
     async with AsyncExitStack() as stack:
         read, write = await stack.enter_async_context(streamable_http_client(url))
         session = await stack.enter_async_context(
-            ClientSession(read, write, message_handler=message_handler, **extension_kwargs(streams))
+            ClientSession(
+                read,
+                write,
+                message_handler=message_handler,
+                elicitation_callback=elicit_name,
+                **extension_kwargs(streams),
+            )
         )
         await session.discover()
         yield session
+
+
+@asynccontextmanager
+async def followed_task(
+    probe: PushServer, on_status: Callable[[TaskStatusInfo], Awaitable[None]]
+) -> AsyncIterator[tuple[PushedTaskState, asyncio.Task[types.CallToolResult]]]:
+    """Serve ``probe``, call its tool and follow the task with ``drive_task`` in the
+    background, once the server streams its statuses; yields the task and the follower."""
+    streams = TaskStreams()
+    async with serve(probe.build()) as url, bound_session(url, streams) as session:
+        created = await session.call_tool("job", allow_claimed=True)
+        assert isinstance(created, CreatedTask)
+        follower = asyncio.create_task(
+            drive_task(session, "job", created, max_wait=WAIT, on_status=on_status, streams=streams)
+        )
+        task = probe.task()
+        await asyncio.wait_for(probe.listening(task.task_id).wait(), WAIT)
+        try:
+            yield task, follower
+        finally:
+            follower.cancel()
+            await asyncio.gather(follower, return_exceptions=True)
+
+
+async def test_input_a_pushed_status_asks_for_is_answered() -> None:
+    probe = PushServer()  # suggests polling every 5 s
+    statuses: list[TaskStatusInfo] = []
+
+    async def on_status(info: TaskStatusInfo) -> None:
+        statuses.append(info)
+
+    ask = {
+        "method": "elicitation/create",
+        "params": {
+            "mode": "form",
+            "message": "Your name?",
+            "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+        },
+    }
+    async with followed_task(probe, on_status) as (task, follower):
+        probe.advance(task, "input_required", "needs a name", input_requests={"who": ask})
+        await until(lambda: len(probe.updates) == 1)
+        probe.advance(task, "completed", None, {"content": [text("hello Ada")]})
+        result = await asyncio.wait_for(follower, WAIT)
+    assert probe.updates == [{"who": {"action": "accept", "content": {"name": "Ada"}}}]
+    assert result.content == [types.TextContent(text="hello Ada")]
+    assert [s.status for s in statuses] == ["working", "input_required", "completed"]
+    assert probe.gets == 0  # all of it came pushed
+
+
+async def test_a_status_older_than_one_seen_is_skipped() -> None:
+    probe = PushServer()
+    statuses: list[str | None] = []
+
+    async def on_status(info: TaskStatusInfo) -> None:
+        statuses.append(info.status_message)
+
+    async with followed_task(probe, on_status) as (task, follower):
+        probe.advance(task, "working", "step 1")
+        step_1 = task.wire(probe.poll_interval_ms)
+        await until(lambda: "step 1" in statuses)
+        probe.advance(task, "working", "step 2")
+        await until(lambda: "step 2" in statuses)
+        probe.push_raw(task, step_1)  # delivered again, late
+        probe.advance(task, "completed", "done", {"content": [text("ok")]})
+        await asyncio.wait_for(follower, WAIT)
+    assert statuses == ["queued", "step 1", "step 2", "done"]
 
 
 async def test_a_status_both_polled_and_pushed_is_reported_once() -> None:
