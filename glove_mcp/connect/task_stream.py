@@ -14,9 +14,11 @@ plain ``send_request`` that lasts as long as the subscription. The pushed tasks 
 ``NotificationBinding`` (``binding()``), routed to the follower of that task id; the stream's
 acknowledgement reaches the session's message handler (``acknowledged()``): the SDK consumes
 the acknowledgements of its own ``listen()`` streams, so one that arrives there is for a task
-stream. One that names no task ids means the server does not honour them: this connection stops
-asking (``refused``) and the follower polls as before. So does a server that does not serve
-``subscriptions/listen`` at all (an error answer), without a word to the application.
+stream. One that names no task ids closes that stream, and the follower polls as before; after
+``MAX_UNHONOURED`` in a row the server is taken not to honour them and this connection stops
+asking (``refused``). A server that does not serve ``subscriptions/listen`` at all (an error
+answer: method not found, missing capability) is not asked again at once. None of it is said
+to the application.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "MAX_UNHONOURED",
     "PUSHED_METHOD",
     "STREAMED_POLL_INTERVAL",
     "PushedTask",
@@ -54,6 +57,9 @@ STREAMED_POLL_INTERVAL = 30.0
 """Seconds between two ``tasks/get`` while the server pushes the task's statuses. The extension
 lets a subscribed client stop polling; a slow poll stays as a backstop against a stream that
 stays open but goes silent."""
+
+MAX_UNHONOURED = 2
+"""Acknowledgements in a row that name no task after which a connection stops asking."""
 
 CLOSE_GRACE = 2.0
 """Seconds closing a task's stream may take on the way out; nobody waits on it longer."""
@@ -89,8 +95,8 @@ class TaskPushes:
         self._wake = anyio.Event()
         self.listening = False
         """True while the task's stream is open."""
-        self.acknowledged = False
-        """The server acknowledged the stream and named the task."""
+        self.acknowledged: bool | None = None
+        """Whether the server's acknowledgement named the task (None: none came yet)."""
         self.received = 0
         """Statuses pushed so far."""
         self.listener: asyncio.Task[None] | None = None
@@ -135,6 +141,8 @@ class TaskStreams:
         self.refused = False
         """The server does not serve task statuses on ``subscriptions/listen``: not asked
         again on this connection."""
+        self.unhonoured = 0
+        """Acknowledgements in a row that named no task."""
         self.opened = 0
         """Task streams opened so far."""
 
@@ -162,18 +170,25 @@ class TaskStreams:
             return False
         ids = (honoured.model_extra or {}).get("taskIds")
         named = {i for i in ids if isinstance(i, str)} if isinstance(ids, list) else set()
-        for task_id in named:
-            if (route := self._routes.get(task_id)) is not None:
-                route.acknowledged = True
-        if not named:
-            # The server leaves task ids out of what it honours: stop the streams waiting for
-            # their acknowledgement (they would carry nothing) and do not ask again.
-            if not self.refused:
-                logger.debug("the server does not push task statuses (taskIds not honoured)")
+        if named:
+            self.unhonoured = 0
+            for task_id in named:
+                if (route := self._routes.get(task_id)) is not None:
+                    route.acknowledged = True
+            return True
+        # Names no task: the acknowledgement of the oldest stream still waiting for one
+        # (acknowledgements come in the order the server took the streams), which would carry
+        # nothing, so it is closed. A server may leave out a task it no longer serves (one that
+        # just ended), so only MAX_UNHONOURED in a row say it serves none.
+        self.unhonoured += 1
+        if self.unhonoured >= MAX_UNHONOURED and not self.refused:
             self.refused = True
-            for route in self._routes.values():
-                if not route.acknowledged and route.listener is not None:
-                    route.listener.cancel()
+            logger.debug("the server does not push task statuses (taskIds not honoured)")
+        waiting = [r for r in self._routes.values() if r.acknowledged is None]
+        if waiting:
+            waiting[0].acknowledged = False
+            if waiting[0].listener is not None:
+                waiting[0].listener.cancel()
         return True
 
     @asynccontextmanager

@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_core.testing import RecordingSubscriber
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, connect_mcp, mount_mcp
-from glove_mcp.connect.task_stream import TaskStreams
+from glove_mcp.connect.task_stream import MAX_UNHONOURED, TaskStreams
 from glove_mcp.connect.tasks import TaskStatusInfo
 from glove_mcp.connect.tasks_extension import CreatedTask, drive_task, extension_kwargs
 from glove_mcp.errors import McpTaskTimeoutError, McpTimeoutError
@@ -220,31 +220,36 @@ async def test_a_status_both_polled_and_pushed_is_reported_once() -> None:
 
 
 @pytest.mark.parametrize("serve_listen", [True, False], ids=["ignores-task-ids", "no-listen"])
-async def test_a_server_that_pushes_nothing_is_polled_and_not_asked_again(
+async def test_a_server_that_pushes_nothing_is_polled_and_soon_not_asked(
     serve_listen: bool,
 ) -> None:
-    # One acknowledges the stream without the task id (as the SDK's own listen handler does);
-    # the other does not serve subscriptions/listen at all.
+    # One acknowledges the stream without the task id (as the SDK's own listen handler does):
+    # asked MAX_UNHONOURED times. The other does not serve subscriptions/listen: asked once.
     probe = PushServer(serve_listen=serve_listen, honour=False, poll_interval_ms=50)
+    asked = MAX_UNHONOURED if serve_listen else 1
     async with serve(probe.build()) as url, await connect_mcp("p", url) as conn:
-        for number in (1, 2):
+        for number in range(1, asked + 2):
             call = asyncio.create_task(conn.call_tool("job", {}))
             task = await probe.created(number)
-            # The stream is closed while the task still runs (there is none for the second).
-            await until(
-                lambda: (
-                    probe.listens == 1
+            # The stream is closed while the task still runs (none is opened after `asked`).
+            streams = min(number, asked)
+
+            def settled(streams: int = streams) -> bool:
+                closed = streams if serve_listen else 0
+                return (
+                    probe.listens == streams
                     and probe.open_streams == 0
-                    and probe.closed_streams == (1 if serve_listen else 0)
+                    and probe.closed_streams == closed
                 )
-            )
+
+            await until(settled)
             probe.advance(task, "completed", None, {"content": [text(f"done {number}")]})
             result = await asyncio.wait_for(call, WAIT)
             assert [c.text for c in result.content if isinstance(c, McpTextContent)] == [
                 f"done {number}"
             ]
-    assert probe.listens == 1
-    assert probe.polled["completed"] == 2  # what ended both calls was polled
+    assert probe.listens == asked
+    assert probe.polled["completed"] == asked + 1  # what ended every call was polled
 
 
 async def test_cancelling_the_call_closes_the_task_stream() -> None:
