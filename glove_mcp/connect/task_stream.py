@@ -161,7 +161,7 @@ class TaskStreams:
     async def _pushed(self, task: PushedTask) -> None:
         route = self._routes.get(task.task_id)
         if route is not None:
-            route.push(task.model_dump(by_alias=True, exclude={"meta"}))
+            route.push(task.model_dump(by_alias=True))
 
     def acknowledged(self, note: types.SubscriptionsAcknowledgedNotification) -> bool:
         """Take in a stream's acknowledgement; False when it is not a task stream's."""
