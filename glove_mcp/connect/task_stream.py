@@ -1,7 +1,7 @@
 """Pushed task statuses of the 2026-07-28 tasks extension (SEP-2663): ``notifications/tasks``
 on a ``subscriptions/listen`` stream of the task's own.
 
-A server *may* push a task's statuses instead of waiting to be polled. The client asks for them
+A server *may* push a task's statuses as well as answer polls. The client asks for them
 with ``subscriptions/listen`` whose filter names the task (``notifications: {taskIds: [id]}``);
 the server acknowledges with the ids it agreed to (``notifications/subscriptions/acknowledged``)
 and then sends ``notifications/tasks``, each a complete ``DetailedTask`` (what ``tasks/get``
@@ -17,8 +17,8 @@ the acknowledgements of its own ``listen()`` streams, so one that arrives there 
 stream. One that names no task ids closes that stream, and the follower polls as before; after
 ``MAX_UNHONOURED`` in a row the server is taken not to honour them and this connection stops
 asking (``refused``). A server that does not serve ``subscriptions/listen`` at all (an error
-answer: method not found, missing capability) is not asked again at once. None of it is said
-to the application.
+answer: method not found, missing capability) is not asked again after that first answer.
+None of it is said to the application.
 """
 
 from __future__ import annotations
