@@ -12,6 +12,7 @@ import mcp_types as types
 from mcp.client.session import ClientSession
 
 from glove_mcp.connect.mcp_server_requests import ProgressGate, resolve_input_required
+from glove_mcp.connect.task_stream import TaskStreams
 from glove_mcp.connect.tasks import TaskStatusInfo, TaskWatch, call_tool_as_task
 from glove_mcp.connect.tasks_extension import CreatedTask, drive_task
 
@@ -25,11 +26,12 @@ async def plain_call(
     gate: ProgressGate,
     max_wait: float | None = None,
     meta: dict[str, Any] | None = None,
+    streams: TaskStreams | None = None,
 ) -> types.CallToolResult:
     """Call ``name``; when the server answers that it needs input first, answer its requests
     and call again with the answers and its state, round after round, until it answers. When
     it answers with a task handle (2026-07-28), follow the task to its result (up to
-    ``max_wait``), each new status going to ``gate``."""
+    ``max_wait``), each new status going to ``gate``, pushed ones too (through ``streams``)."""
 
     async def again(
         responses: types.InputResponses | None, state: str | None
@@ -51,7 +53,9 @@ async def plain_call(
     first = await again(None, None)
     done = await resolve_input_required(session, first, again)
     if isinstance(done, CreatedTask):
-        return await drive_task(session, name, done, max_wait=max_wait, on_status=_status(gate))
+        return await drive_task(
+            session, name, done, max_wait=max_wait, on_status=_status(gate), streams=streams
+        )
     assert isinstance(done, types.CallToolResult)  # what again() lets through
     return done
 

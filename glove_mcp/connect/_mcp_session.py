@@ -292,7 +292,10 @@ class Session:
                     # The tasks extension is declared on 2026-07-28 only: a server may then
                     # answer tools/call with a task handle, which every call follows
                     # (_calls.plain_call). Skills and apps are declared as the mount asks.
-                    **_with_extensions(extension_kwargs(), self.extensions),
+                    **_with_extensions(
+                        extension_kwargs(self.watch.streams if self.watch else None),
+                        self.extensions,
+                    ),
                 )
             )
             self.session_in_handshake = session

@@ -635,7 +635,9 @@ class McpServerConnection(AsyncResource):
             return await self._call_as_task(name, args, gate)
 
         async def call(s: ClientSession) -> types.CallToolResult:
-            return await plain_call(s, name, args, gate, self.call_timeout, meta)
+            return await plain_call(
+                s, name, args, gate, self.call_timeout, meta, self._task_watch.streams
+            )
 
         return call_result_from_sdk(
             await self._request(

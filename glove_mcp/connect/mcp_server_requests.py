@@ -297,7 +297,10 @@ class ServerRequests:
 
         async def message_handler(message: Any) -> None:
             if watch is not None and isinstance(
-                message, types.ProgressNotification | types.TaskStatusNotification
+                message,
+                types.ProgressNotification
+                | types.TaskStatusNotification
+                | types.SubscriptionsAcknowledgedNotification,
             ):
                 seen = watch
 

@@ -44,6 +44,7 @@ from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
+from glove_mcp.connect.task_stream import TaskStreams
 from glove_mcp.errors import McpTaskCancelledError, McpTaskTimeoutError
 
 __all__ = [
@@ -105,12 +106,17 @@ class TaskWatch:
     which gives them to this. A task call registers its own progress token (so reports sent
     after the task started keep arriving) and its task id (so pushed statuses count like
     polled ones) for as long as it runs.
+
+    ``streams`` does the same for 2026-07-28 tasks (``glove_mcp.connect.task_stream``): the
+    acknowledgements of their status streams arrive here too.
     """
 
     def __init__(self) -> None:
         self._progress: dict[str | int, ProgressFnT] = {}
         self._status: dict[str, Callable[[mcp_types.Task], Awaitable[None]]] = {}
         self._tokens = itertools.count(1)
+        self.streams = TaskStreams()
+        """The pushed statuses of the connection's 2026-07-28 tasks."""
 
     def new_token(self) -> str:
         """A progress token no other call of this connection uses."""
@@ -146,6 +152,8 @@ class TaskWatch:
             if watcher is not None:
                 await watcher(message.params)
                 return True
+        elif isinstance(message, mcp_types.SubscriptionsAcknowledgedNotification):
+            return self.streams.acknowledged(message)
         return False
 
 

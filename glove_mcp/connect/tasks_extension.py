@@ -14,10 +14,16 @@ Then::
 ``tasks/result`` is gone. Servers on 2025-11-25 keep the older design
 (``glove_mcp.connect.tasks``): there the client asks for a task with ``params.task``.
 
-Every status the task reports that differs from the last goes to ``on_status`` (the connection
-turns them into progress events, so they reach the agent). Input requests are answered with the
-session's own elicitation, sampling and roots handlers, each key once. Outcomes:
-``completed`` → the ``CallToolResult`` (validated like a plain call's); ``failed`` → a
+While the task runs, the client also asks the server to push its statuses
+(``subscriptions/listen`` with the task's id, ``glove_mcp.connect.task_stream``); a server
+that does push them saves the polls (they slow to a backstop) and the wait, one that does not
+is polled as above. A pushed status is read exactly as a polled one.
+
+Every status the task reports that differs from the last, polled or pushed, goes to
+``on_status`` once (the connection turns them into progress events, so they reach the agent);
+a status older than one already seen (``lastUpdatedAt``) is skipped. Input requests are
+answered with the session's own elicitation, sampling and roots handlers, each key once.
+Outcomes: ``completed`` → the ``CallToolResult`` (validated like a plain call's); ``failed`` → a
 ``CallToolResult`` with ``is_error=True`` naming the server's error; ``cancelled`` →
 ``McpTaskCancelledError``; ``max_wait`` or the poll cap → ``tasks/cancel``, then
 ``McpTaskTimeoutError``; the caller cancelled → ``tasks/cancel`` (shielded, bounded), then the
@@ -29,6 +35,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime
 from typing import Any, Literal
 
 import anyio
@@ -38,6 +45,12 @@ from mcp.client.session import ClientSession
 from pydantic import Field, TypeAdapter, ValidationError
 
 from glove_mcp.connect.mcp_server_requests import answer_input_requests
+from glove_mcp.connect.task_stream import (
+    STREAMED_POLL_INTERVAL,
+    TaskPushes,
+    TaskStreams,
+    follow_pushes,
+)
 from glove_mcp.connect.tasks import (
     CANCEL_GRACE,
     DEFAULT_MAX_POLLS,
@@ -84,11 +97,13 @@ class CreatedTask(types.Result):
 
 
 class DetailedTask(types.Result):
-    """What ``tasks/get`` answers: the task, with its result, error or input requests inline."""
+    """What ``tasks/get`` answers (and ``notifications/tasks`` pushes): the task, with its
+    result, error or input requests inline."""
 
     task_id: str
     status: TaskState
     status_message: str | None = None
+    last_updated_at: str | None = None
     ttl_ms: int | None = None
     poll_interval_ms: int | None = None
     input_requests: dict[str, Any] | None = None
@@ -126,12 +141,19 @@ async def _resolve_silently(created: CreatedTask, ctx: ClaimContext) -> types.Ca
     return await drive_task(ctx.session, ctx.tool_name, created, max_wait=ctx.read_timeout_seconds)
 
 
-def extension_kwargs() -> dict[str, Any]:
+def extension_kwargs(streams: TaskStreams | None = None) -> dict[str, Any]:
     """Keyword arguments for the SDK's ``ClientSession`` that declare the extension and let a
     ``tools/call`` answer with a task handle (a ``CreatedTask``, with ``allow_claimed=True``).
-    The SDK declares it only on the 2026-07-28 protocol."""
+    The SDK declares it only on the 2026-07-28 protocol. With ``streams``, the task statuses
+    a server pushes (``notifications/tasks``) are routed to them."""
     claim = ResultClaim(result_type="task", model=CreatedTask, resolve=_resolve_silently)
-    return {"extensions": {TASKS_EXTENSION: {}}, "result_claims": {TASKS_EXTENSION: [claim]}}
+    kwargs: dict[str, Any] = {
+        "extensions": {TASKS_EXTENSION: {}},
+        "result_claims": {TASKS_EXTENSION: [claim]},
+    }
+    if streams is not None:
+        kwargs["notification_bindings"] = [streams.binding()]
+    return kwargs
 
 
 async def drive_task(
@@ -142,6 +164,7 @@ async def drive_task(
     max_wait: float | None,
     on_status: Callable[[TaskStatusInfo], Awaitable[None]] | None = None,
     max_polls: int = DEFAULT_MAX_POLLS,
+    streams: TaskStreams | None = None,
 ) -> types.CallToolResult:
     """Follow a task the server created for a ``tools/call`` to its result.
 
@@ -152,6 +175,9 @@ async def drive_task(
         max_wait: seconds to wait for the outcome; None waits as long as the poll cap allows.
         on_status: awaited with each status that differs from the last (the first included).
         max_polls: ``tasks/get`` requests allowed before giving up.
+        streams: the connection's pushed task statuses (bound to ``session`` by
+            ``extension_kwargs``); the task's statuses are asked for on a stream of its own,
+            closed when this returns or raises. None: polling only.
 
     Returns:
         The tool's result; for a ``failed`` task one with ``is_error=True`` that says why.
@@ -166,8 +192,9 @@ async def drive_task(
     follower = _Follower(session, tool, created.task_id, on_status, max_polls)
     try:
         with anyio.move_on_after(math.inf if max_wait is None else max_wait):
-            await follower.see(created.status, created.status_message, created.poll_interval_ms)
-            return await follower.run()
+            async with follow_pushes(streams, session, created.task_id) as follower.pushes:
+                await follower.see(created.status, created.status_message, created.poll_interval_ms)
+                return await follower.run()
         raise follower.timeout(f"max_wait={max_wait}s")
     except BaseException:
         await follower.cancel()
@@ -175,7 +202,8 @@ async def drive_task(
 
 
 class _Follower:
-    """One task followed to its end: polls, answers input, reports, cancels on the way out."""
+    """One task followed to its end: polls (or reads what the server pushes), answers input,
+    reports, cancels on the way out."""
 
     def __init__(
         self,
@@ -196,9 +224,13 @@ class _Follower:
         self.interval = poll_interval(None)
         self.answered: set[str] = set()
         self.finished = False
+        self.pushes = TaskPushes()
+        self.updated_at: datetime | None = None
+        self.reported = False
 
     async def see(self, status: TaskState, message: str | None, interval_ms: int | None) -> None:
-        changed = (status, message) != (self.status, self.status_message) or self.polls == 0
+        changed = not self.reported or (status, message) != (self.status, self.status_message)
+        self.reported = True
         self.status, self.status_message = status, message
         self.interval = poll_interval(interval_ms)
         if changed and self.on_status is not None:
@@ -215,19 +247,60 @@ class _Follower:
 
     async def run(self) -> types.CallToolResult:
         while True:
-            if self.polls >= self.max_polls:
-                raise self.timeout(f"{self.max_polls} polls")
-            await anyio.sleep(self.interval)
-            self.polls += 1
-            task = await self.session.send_request(
-                _GetTask(params=_TaskIdParams(task_id=self.task_id)), DetailedTask
-            )
+            task = await self.next_task()
+            if task is None or self.stale(task):
+                continue
             await self.see(task.status, task.status_message, task.poll_interval_ms)
             if task.status == "input_required":
                 await self.answer(task.input_requests or {})
             elif task.status in ("completed", "failed", "cancelled"):
                 self.finished = True
                 return await self.outcome(task)
+
+    async def next_task(self) -> DetailedTask | None:
+        """The next state of the task: the oldest one pushed, or, after a wait without one,
+        a ``tasks/get``. None when the wait ended for the stream's end, or a pushed state
+        was unreadable (the loop then waits again, at the pace that now applies)."""
+        pushed = self.pushes.take()
+        if pushed is None:
+            wait = STREAMED_POLL_INTERVAL if self.pushes.flowing else self.interval
+            if not await self.pushes.wait(wait):
+                return await self.poll()
+            pushed = self.pushes.take()
+            if pushed is None:
+                return None
+        try:
+            return DetailedTask.model_validate(pushed, by_name=False)
+        except ValidationError as exc:
+            logger.debug(
+                "task %s: a pushed status that is not a task (%d problem(s)), ignored",
+                self.task_id,
+                exc.error_count(),
+            )
+            return None
+
+    async def poll(self) -> DetailedTask:
+        if self.polls >= self.max_polls:
+            raise self.timeout(f"{self.max_polls} polls")
+        self.polls += 1
+        return await self.session.send_request(
+            _GetTask(params=_TaskIdParams(task_id=self.task_id)), DetailedTask
+        )
+
+    def stale(self, task: DetailedTask) -> bool:
+        """Whether ``task`` is older than a state already seen: a poll answered before a push
+        that was read first, or the reverse. An end is never stale (it is final), nor is a
+        state without a readable time."""
+        try:
+            at = datetime.fromisoformat(task.last_updated_at or "")
+        except ValueError:
+            return False
+        if at.tzinfo is None:
+            return False  # cannot be compared with an aware one; the spec's times have zones
+        if self.updated_at is not None and at < self.updated_at:
+            return task.status not in ("completed", "failed", "cancelled")
+        self.updated_at = at
+        return False
 
     async def answer(self, requests: Mapping[str, Any]) -> None:
         """Answer the input requests not answered yet (a server repeats them until it has
