@@ -287,3 +287,47 @@ async def test_adapter_token_source_is_asked_for_a_fresh_token_after_a_401() -> 
     assert await adapter.get_access_token("notes") == "stale"
     assert await adapter.get_access_token("notes", fresh=True) == "fresh"
     assert await adapter.get_access_token("other") is None
+
+
+async def test_a_postgres_database_of_version_2_upgrades_and_keeps_its_learned_tools(
+    postgres_url: str,
+) -> None:
+    from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
+    from glove_mcp.adapter_postgres import PostgresMcpAdapter
+
+    # A database as the adapter made it before the servers' listings were kept: 1-2.
+    name, steps = PostgresMcpAdapter.schema.name, PostgresMcpAdapter.schema.migrations
+    old = await PostgresDatabase(postgres_url).open()
+
+    async def write(conn: Connection) -> None:
+        await conn.execute(
+            "INSERT INTO glove_mcp_learned_tools VALUES "
+            "('notes', 0, 'search_pages', 'Search.', '2026-01-01')"
+        )
+
+    try:
+        await old.migrate(PostgresSchema(name, steps[:2]))
+        await old.write(write)
+    finally:
+        await old.aclose()
+    database = await PostgresDatabase(postgres_url).open()
+
+    async def version(conn: Connection) -> object:
+        cursor = await conn.execute(
+            "SELECT version FROM glove_store_schema WHERE component = %s", (name,)
+        )
+        row = await cursor.fetchone()
+        return None if row is None else row[0]
+
+    try:
+        async with PostgresMcpAdapter(database, "conv") as adapter:
+            assert await adapter.get_learned_tools() == {
+                "notes": [LearnedTool("search_pages", "Search.")]
+            }
+            assert await adapter.get_learned_listings() == {}
+            await adapter.save_learned_listing("notes", [], instructions="Pages.", ttl_ms=5)
+            listing = (await adapter.get_learned_listings())["notes"]
+        assert (listing.instructions, listing.ttl_ms) == ("Pages.", 5)
+        assert await database.read(version) == 3
+    finally:
+        await database.aclose()
