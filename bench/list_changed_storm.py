@@ -83,9 +83,9 @@ class Counting:
 class CountingAdapter(SqliteMcpAdapter):
     saves = 0
 
-    async def save_learned_tools(self, server_id: str, tools: Any) -> None:
+    async def save_learned_listing(self, server_id: str, tools: Any, **listing: Any) -> None:
         CountingAdapter.saves += 1
-        await super().save_learned_tools(server_id, tools)
+        await super().save_learned_listing(server_id, tools, **listing)
 
 
 async def run() -> tuple[int, int, float]:

@@ -8,8 +8,11 @@ restarted agent reloads the servers its conversation had activated).
 Learned tools are optional too: an adapter that is also a ``LearnedToolsStore`` keeps the
 tools each server listed (name and description, per server id, shared by every conversation
 of the store), so discovery can match a server by what its tools do in later conversations.
-Both adapters here are; a mount saves a server's tools when it connects, and discovery reads
-them back.
+One that is also a ``LearnedListingsStore`` keeps, beside them, the server's instructions and
+when the listing was made and how long the server said it holds (``LearnedListing``), so
+discovery ranks on the instructions too and ``index_tools`` lists again only what is stale.
+Every adapter here is both; a mount saves a server's tools when it connects, and discovery
+reads them back.
 
 Credentials are optional: an adapter may implement ``glove_mcp.auth.AccessTokens``
 (``get_access_token(id, *, fresh=False)``, a bearer token) and/or ``glove_mcp.auth.AuthHeaders``
@@ -23,7 +26,7 @@ import inspect
 import sqlite3
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import ClassVar, Protocol, runtime_checkable
 
@@ -33,16 +36,23 @@ from glove_mcp.auth import TokenSource
 from glove_mcp.errors import McpStateError
 
 __all__ = [
+    "LEARNED_SERVERS_TABLE",
     "LEARNED_TOOLS_TABLE",
     "MAX_LEARNED_DESCRIPTION",
+    "MAX_LEARNED_INSTRUCTIONS",
     "MAX_LEARNED_TOOLS",
+    "MAX_LEARNED_TTL_MS",
+    "LearnedListing",
+    "LearnedListingsStore",
     "LearnedTool",
     "LearnedToolsStore",
     "McpAdapter",
     "MemoryMcpAdapter",
     "SqliteMcpAdapter",
     "TokenMap",
+    "learned_instructions",
     "learned_tools",
+    "learned_ttl_ms",
 ]
 
 
@@ -85,6 +95,13 @@ MAX_LEARNED_TOOLS = 500
 MAX_LEARNED_DESCRIPTION = 500
 """Characters of a tool's description kept for discovery."""
 
+MAX_LEARNED_INSTRUCTIONS = 2000
+"""Characters of a server's instructions kept for discovery."""
+
+MAX_LEARNED_TTL_MS = 24 * 60 * 60 * 1000
+"""The longest a kept listing counts as fresh, whatever ``ttlMs`` the server gave (a day, as
+the connection's list cache caps it)."""
+
 
 @dataclass(frozen=True)
 class LearnedTool:
@@ -125,6 +142,81 @@ def learned_tools(tools: Iterable[LearnedTool]) -> list[LearnedTool]:
     return list(out.values())
 
 
+def learned_instructions(instructions: str | None) -> str:
+    """A server's instructions as discovery keeps them: stripped, cut to
+    ``MAX_LEARNED_INSTRUCTIONS`` characters; ``""`` for None (the server gave none).
+
+    Raises:
+        TypeError: ``instructions`` is neither a str nor None.
+    """
+    if instructions is None:
+        return ""
+    if not isinstance(instructions, str):
+        raise TypeError(f"instructions must be a str or None, got {type(instructions).__name__}")
+    return instructions.strip()[:MAX_LEARNED_INSTRUCTIONS]
+
+
+def learned_ttl_ms(ttl_ms: int | None) -> int | None:
+    """A listing's ``ttlMs`` as discovery keeps it: None when the server gave none or 0 (the
+    listing may not be kept as fresh), at most ``MAX_LEARNED_TTL_MS``.
+
+    Raises:
+        TypeError: ``ttl_ms`` is neither an int nor None.
+        ValueError: ``ttl_ms`` is negative.
+    """
+    if ttl_ms is None:
+        return None
+    if isinstance(ttl_ms, bool) or not isinstance(ttl_ms, int):
+        raise TypeError(f"ttl_ms must be an int of milliseconds or None, got {ttl_ms!r}")
+    if ttl_ms < 0:
+        raise ValueError(f"ttl_ms must be 0 or more milliseconds, got {ttl_ms}")
+    return min(ttl_ms, MAX_LEARNED_TTL_MS) or None
+
+
+@dataclass(frozen=True)
+class LearnedListing:
+    """What a store keeps of a server's last ``tools/list`` beside its tools.
+
+    Attributes:
+        instructions: what the server said about how to use it (its ``instructions``), cut
+            to ``MAX_LEARNED_INSTRUCTIONS`` characters; ``""`` when it said nothing.
+        listed_at: when the kept listing was written (aware, UTC). A listing that brings
+            nothing new is not written again while the kept one is fresh (without a TTL:
+            while it is unchanged), so this is the time of the last listing that changed
+            something or renewed an expired TTL.
+        ttl_ms: how long the server said its ``tools/list`` result stays fresh (``ttlMs``,
+            milliseconds, at most ``MAX_LEARNED_TTL_MS``); None when it gave none.
+    """
+
+    instructions: str
+    listed_at: datetime
+    ttl_ms: int | None = None
+
+    def fresh_until(self) -> datetime | None:
+        """When the kept listing stops being fresh; None when the server gave no TTL."""
+        if self.ttl_ms is None:
+            return None
+        return self.listed_at + timedelta(milliseconds=self.ttl_ms)
+
+    def is_fresh(self, now: datetime | None = None) -> bool:
+        """Whether listing the server again can wait: it gave a TTL that has not run out.
+
+        Args:
+            now: the time to judge at (aware); the current time by default.
+        """
+        until = self.fresh_until()
+        return until is not None and (now or datetime.now(UTC)) < until
+
+    def unchanged_by(
+        self, instructions: str, ttl_ms: int | None, now: datetime | None = None
+    ) -> bool:
+        """Whether a new listing saying ``instructions`` and ``ttl_ms`` (as kept:
+        ``learned_instructions``, ``learned_ttl_ms``) leaves nothing to write: both the same,
+        and the kept listing still fresh when it has a TTL (an expired one is renewed)."""
+        same = self.instructions == instructions and self.ttl_ms == ttl_ms
+        return same and (ttl_ms is None or self.is_fresh(now))
+
+
 @runtime_checkable
 class LearnedToolsStore(Protocol):
     """Optional capability of an ``McpAdapter``: keeps the tools each server listed.
@@ -141,6 +233,49 @@ class LearnedToolsStore(Protocol):
 
     async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:
         """Every server's kept tools: server id -> tools in listing order (empty if none)."""
+        ...
+
+
+@runtime_checkable
+class LearnedListingsStore(Protocol):
+    """Optional capability of a ``LearnedToolsStore``: keeps, per server id, the server's
+    instructions and the listing's time and TTL (``LearnedListing``) beside its tools.
+
+    A separate protocol so that stores written for ``LearnedToolsStore`` alone keep working:
+    callers check ``isinstance(store, LearnedListingsStore)`` and fall back to
+    ``save_learned_tools`` (the instructions and TTL are then not kept: discovery ranks on the
+    tools alone, and ``index_tools`` lists such a store's servers again on every run).
+    """
+
+    async def save_learned_listing(
+        self,
+        server_id: str,
+        tools: Sequence[LearnedTool],
+        *,
+        instructions: str | None = None,
+        ttl_ms: int | None = None,
+    ) -> None:
+        """Replace what is kept for ``server_id``: its tools (as ``save_learned_tools``), its
+        instructions and the listing's TTL, with the time it was written.
+
+        Args:
+            server_id: the catalogue id.
+            tools: the listed tools, in listing order.
+            instructions: the server's instructions (None: it gave none); cut with
+                ``learned_instructions``.
+            ttl_ms: the ``tools/list`` result's ``ttlMs`` (None or 0: none); checked with
+                ``learned_ttl_ms``.
+
+        Raises:
+            TypeError: an item is not a ``LearnedTool``, or a bad ``instructions`` /
+                ``ttl_ms`` type.
+            ValueError: ``ttl_ms`` is negative.
+        """
+        ...
+
+    async def get_learned_listings(self) -> dict[str, LearnedListing]:
+        """Every server's kept listing: server id -> ``LearnedListing`` (servers whose tools
+        were saved with ``save_learned_tools`` alone have none)."""
         ...
 
 
@@ -174,6 +309,7 @@ class MemoryMcpAdapter:
         self._active: dict[str, None] = dict.fromkeys(active)
         self._tokens = tokens
         self._learned: dict[str, list[LearnedTool]] = {}
+        self._listings: dict[str, LearnedListing] = {}
 
     @property
     def identifier(self) -> str:
@@ -209,6 +345,37 @@ class MemoryMcpAdapter:
         """Every server's kept tools (``LearnedToolsStore``)."""
         return {id: list(tools) for id, tools in self._learned.items()}
 
+    async def save_learned_listing(
+        self,
+        server_id: str,
+        tools: Sequence[LearnedTool],
+        *,
+        instructions: str | None = None,
+        ttl_ms: int | None = None,
+    ) -> None:
+        """Keep ``tools``, the server's instructions and the listing's TTL for server
+        ``server_id`` (``LearnedListingsStore``).
+
+        Raises:
+            TypeError: an item is not a ``LearnedTool``, or a bad ``instructions`` /
+                ``ttl_ms`` type.
+            ValueError: ``ttl_ms`` is negative.
+        """
+        kept = learned_tools(tools)
+        text, ttl = learned_instructions(instructions), learned_ttl_ms(ttl_ms)
+        listing = self._listings.get(server_id)
+        if (
+            listing is None
+            or not listing.unchanged_by(text, ttl)
+            or (self._learned.get(server_id) != kept)
+        ):
+            self._listings[server_id] = LearnedListing(text, datetime.now(UTC), ttl)
+        self._learned[server_id] = kept
+
+    async def get_learned_listings(self) -> dict[str, LearnedListing]:
+        """Every server's kept listing (``LearnedListingsStore``)."""
+        return dict(self._listings)
+
     def __repr__(self) -> str:
         return f"MemoryMcpAdapter({self._identifier!r}, active={list(self._active)!r})"
 
@@ -222,6 +389,16 @@ LEARNED_TOOLS_TABLE = """CREATE TABLE glove_mcp_learned_tools (
     PRIMARY KEY (server_id, name)
 )"""
 """The learned-tools table, the same in SQLite and PostgreSQL."""
+
+LEARNED_SERVERS_TABLE = """CREATE TABLE glove_mcp_learned_servers (
+    server_id TEXT NOT NULL PRIMARY KEY,
+    instructions TEXT NOT NULL,
+    listed_at TEXT NOT NULL,
+    ttl_ms BIGINT
+)"""
+"""Per server, what a listing said beside its tools (``LearnedListing``): its instructions,
+when it was written (ISO 8601, UTC) and its TTL in milliseconds (NULL: none). The same in
+SQLite and PostgreSQL."""
 
 
 _ACTIVE_SCHEMA = SqliteSchema(
@@ -238,6 +415,8 @@ _ACTIVE_SCHEMA = SqliteSchema(
         ),
         # Learned tools: per server id, shared by every conversation of the file.
         (LEARNED_TOOLS_TABLE,),
+        # The servers' instructions and the listings' time and TTL, beside their tools.
+        (LEARNED_SERVERS_TABLE,),
     ),
     # Adapters before the shared SQLite layer created the table without recording a version.
     unversioned_tables=("glove_mcp_active",),
@@ -247,9 +426,11 @@ _ACTIVE_SCHEMA = SqliteSchema(
 class SqliteMcpAdapter(AsyncResource):
     """An ``McpAdapter`` keeping active ids per conversation in a SQLite file.
 
-    The ids live in table ``glove_mcp_active`` and the learned tools (per server, shared by
-    the file's conversations) in ``glove_mcp_learned_tools`` (component
-    ``glove_mcp.active_servers`` of glove_core's SQLite layer, version 2), so the file can be
+    The ids live in table ``glove_mcp_active``, the learned tools (per server, shared by the
+    file's conversations) in ``glove_mcp_learned_tools`` and the servers' instructions and
+    listing times in ``glove_mcp_learned_servers`` (component ``glove_mcp.active_servers`` of
+    glove_core's SQLite layer, version 3; a file of an older version is upgraded when it is
+    opened, its learned tools kept), so the file can be
     the one a ``SqliteStore`` uses for the conversation. The layer gives it WAL mode, the
     shared busy timeout, versioned migrations and one connection, opened by the first call
     and used from worker threads only. Close with ``aclose()`` (or ``async with``).
@@ -351,35 +532,86 @@ class SqliteMcpAdapter(AsyncResource):
 
     async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
         """Keep ``tools`` as what server ``server_id`` offers, for every conversation of the
-        file (table ``glove_mcp_learned_tools``; ``LearnedToolsStore``).
+        file (table ``glove_mcp_learned_tools``; ``LearnedToolsStore``). The server's kept
+        listing (``get_learned_listings``) stays as it was.
 
         Raises:
             TypeError: an item is not a ``LearnedTool``.
         """
+        await self._save(server_id, learned_tools(tools), None)
+
+    async def save_learned_listing(
+        self,
+        server_id: str,
+        tools: Sequence[LearnedTool],
+        *,
+        instructions: str | None = None,
+        ttl_ms: int | None = None,
+    ) -> None:
+        """Keep ``tools``, the server's instructions and the listing's TTL for server
+        ``server_id``, for every conversation of the file, in one transaction (tables
+        ``glove_mcp_learned_tools`` and ``glove_mcp_learned_servers``;
+        ``LearnedListingsStore``).
+
+        Raises:
+            TypeError: an item is not a ``LearnedTool``, or a bad ``instructions`` /
+                ``ttl_ms`` type.
+            ValueError: ``ttl_ms`` is negative.
+        """
         kept = learned_tools(tools)
-        now = datetime.now(UTC).isoformat()
+        listing = (learned_instructions(instructions), learned_ttl_ms(ttl_ms))
+        await self._save(server_id, kept, listing)
+
+    async def _save(
+        self, server_id: str, kept: list[LearnedTool], listing: tuple[str, int | None] | None
+    ) -> None:
+        now = datetime.now(UTC)
         wanted = [(t.name, t.description) for t in kept]
 
-        def read(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+        def read(conn: sqlite3.Connection) -> tuple[bool, bool]:
             rows = conn.execute(
                 "SELECT name, description FROM glove_mcp_learned_tools WHERE server_id = ? "
                 "ORDER BY position",
                 (server_id,),
             ).fetchall()
-            return [(str(n), str(d)) for n, d in rows]
+            same_tools = [(str(n), str(d)) for n, d in rows] == wanted
+            if listing is None:
+                return same_tools, True
+            row = conn.execute(
+                "SELECT instructions, listed_at, ttl_ms FROM glove_mcp_learned_servers "
+                "WHERE server_id = ?",
+                (server_id,),
+            ).fetchone()
+            kept_listing = None if row is None else _listing(*row)
+            return same_tools, kept_listing is not None and kept_listing.unchanged_by(*listing, now)
 
         # Every session that opens the server saves its listing: unchanged (the usual case),
         # it costs a read, not a write that would queue behind every other writer of the file.
-        if await self._db.read(read) == wanted:
+        same_tools, same_listing = await self._db.read(read)
+        if same_tools and same_listing:
             return
 
         def write(conn: sqlite3.Connection) -> None:
-            conn.execute("DELETE FROM glove_mcp_learned_tools WHERE server_id = ?", (server_id,))
-            conn.executemany(
-                "INSERT INTO glove_mcp_learned_tools "
-                "(server_id, position, name, description, learned_at) VALUES (?, ?, ?, ?, ?)",
-                [(server_id, i, t.name, t.description, now) for i, t in enumerate(kept)],
-            )
+            if not same_tools:
+                conn.execute(
+                    "DELETE FROM glove_mcp_learned_tools WHERE server_id = ?", (server_id,)
+                )
+                conn.executemany(
+                    "INSERT INTO glove_mcp_learned_tools "
+                    "(server_id, position, name, description, learned_at) VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (server_id, i, t.name, t.description, now.isoformat())
+                        for i, t in enumerate(kept)
+                    ],
+                )
+            if listing is not None:
+                conn.execute(
+                    "INSERT INTO glove_mcp_learned_servers "
+                    "(server_id, instructions, listed_at, ttl_ms) VALUES (?, ?, ?, ?) "
+                    "ON CONFLICT (server_id) DO UPDATE SET instructions = excluded.instructions, "
+                    "listed_at = excluded.listed_at, ttl_ms = excluded.ttl_ms",
+                    (server_id, listing[0], now.isoformat(), listing[1]),
+                )
 
         await self._db.write(write)
 
@@ -398,6 +630,18 @@ class SqliteMcpAdapter(AsyncResource):
 
         return await self._db.read(read)
 
+    async def get_learned_listings(self) -> dict[str, LearnedListing]:
+        """Every server's kept listing, as saved by any conversation of the file
+        (``LearnedListingsStore``)."""
+
+        def read(conn: sqlite3.Connection) -> dict[str, LearnedListing]:
+            rows = conn.execute(
+                "SELECT server_id, instructions, listed_at, ttl_ms FROM glove_mcp_learned_servers"
+            ).fetchall()
+            return {str(row[0]): _listing(*row[1:]) for row in rows}
+
+        return await self._db.read(read)
+
     async def aclose(self) -> None:
         """Close the database connection (idempotent); later calls raise ``McpStateError``."""
         await self._db.aclose()
@@ -407,3 +651,12 @@ class SqliteMcpAdapter(AsyncResource):
 
     def __repr__(self) -> str:
         return f"SqliteMcpAdapter({str(self.path)!r}, {self.conversation_id!r})"
+
+
+def _listing(instructions: object, listed_at: object, ttl_ms: object) -> LearnedListing:
+    """A ``LearnedListing`` from its row (both databases store the same shape)."""
+    return LearnedListing(
+        str(instructions),
+        datetime.fromisoformat(str(listed_at)),
+        int(ttl_ms) if isinstance(ttl_ms, int) else None,
+    )

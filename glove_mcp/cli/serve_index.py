@@ -2,12 +2,13 @@
 
 Every MINUTES, a task of the serve process lists the tools of the catalogue servers it can
 reach without a credential — open servers and stdio servers — into the learned-tools store of
-the server's database (``glove_mcp.discovery.tool_index``), where every session's discovery
-reads them. It sends no credential: the store is shared by every principal of the database, so
-tools listed with one principal's login would be shown to all; a server that needs a login is
-learnt when a session of a principal who has one connects it (as before). The task never holds
-a conversation up: it runs beside the sessions, one server at a time per slot, and a failure is
-one log line; a stopping server cancels it.
+the server's database (``glove_mcp.discovery.tool_index``), with their instructions and TTL,
+where every session's discovery reads them; a server whose kept listing is still fresh by its
+TTL is not contacted. It sends no credential: the store is shared by every principal of the
+database, so tools listed with one principal's login would be shown to all; a server that needs
+a login is learnt when a session of a principal who has one connects it (as before). The task
+never holds a conversation up: it runs beside the sessions, one server at a time per slot, and
+a failure is one log line; a stopping server cancels it.
 """
 
 from __future__ import annotations
@@ -78,8 +79,14 @@ async def _every(
             logger.warning("serve: the tool index failed (%s: %s)", type(exc).__name__, exc)
         else:
             listed = sum(1 for o in outcomes if o.state == "listed")
-            logger.info("serve: tools listed ahead for %d of %d servers", listed, len(outcomes))
+            fresh = sum(1 for o in outcomes if o.state == "fresh")
+            logger.info(
+                "serve: tools listed ahead for %d of %d servers (%d still fresh)",
+                listed,
+                len(outcomes),
+                fresh,
+            )
             for outcome in outcomes:
-                if outcome.state != "listed":
+                if outcome.state not in ("listed", "fresh"):
                     logger.info("serve: tool index: %s skipped: %s", outcome.id, outcome.detail)
         await asyncio.sleep(seconds)

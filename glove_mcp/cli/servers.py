@@ -135,13 +135,15 @@ def add_parser(commands: Any) -> None:
         "list every server's tools ahead, for discovery",
         "Connect to every catalogue server that can be reached — open servers, servers you "
         "logged in to (each login is sent only to the URL it was issued for), stdio servers "
-        "(started, then stopped) — and keep their tools in the --db file, where chat and "
-        "serve's discovery read them: a server is then found by what its tools do before "
-        "its first use. A server that fails is skipped with one line. Exit status 0 when at "
-        "least one server was listed, 1 when none was.",
+        "(started, then stopped) — and keep their tools and instructions in the --db file, "
+        "where chat and serve's discovery read them: a server is then found by what its "
+        "tools do before its first use. A server whose kept listing is still fresh (it said "
+        "for how long, with ttlMs) is not contacted again, unless --refresh. A server that "
+        "fails is skipped with one line. Exit status 0 when at least one server was listed "
+        "or still fresh, 1 when none was.",
         "  glove-mcp servers index\n"
         "  glove-mcp servers index notion files --timeout 30\n"
-        "  glove-mcp servers index --db server.db\n",
+        "  glove-mcp servers index --refresh --db server.db\n",
     )
     indexing.add_argument("ids", nargs="*", metavar="ID", help="only these servers")
     indexing.add_argument(
@@ -155,6 +157,11 @@ def add_parser(commands: Any) -> None:
         default=15.0,
         metavar="SECONDS",
         help="how long to wait for each server (default 15)",
+    )
+    indexing.add_argument(
+        "--refresh",
+        action="store_true",
+        help="list every server again, also those whose kept listing is still fresh",
     )
     catalogue_and_store(indexing)
     token_database(indexing)
@@ -475,6 +482,8 @@ async def _index_servers(args: argparse.Namespace) -> int:
             return
         if outcome.state == "listed":
             print(f"{outcome.id}: {outcome.detail}", flush=True)
+        elif outcome.state == "fresh":
+            print(f"{outcome.id}: fresh, not listed again: {outcome.detail}", flush=True)
         else:
             print(f"{outcome.id}: skipped: {outcome.detail}", file=sys.stderr, flush=True)
 
@@ -490,8 +499,10 @@ async def _index_servers(args: argparse.Namespace) -> int:
             login_command=lambda server_id: command_hint(args, "auth", server_id),
             timeout=args.timeout,
             report=said,
+            refresh=args.refresh,
         )
     listed = sum(1 for o in outcomes if o.state == "listed")
+    fresh = sum(1 for o in outcomes if o.state == "fresh")
     if args.json:
         rows = [
             {
@@ -500,13 +511,15 @@ async def _index_servers(args: argparse.Namespace) -> int:
                 "detail": o.detail,
                 "tools": [t.name for t in o.tools],
                 "instructions": o.instructions,
+                "ttl_ms": o.ttl_ms,
             }
             for o in outcomes
         ]
         print(json.dumps(rows, indent=2))
     else:
-        print(f"{listed} of {len(outcomes)} servers listed into {db}")
-    return 0 if listed else 1
+        still = f"; {fresh} still fresh, not listed again (--refresh lists them)" if fresh else ""
+        print(f"{listed} of {len(outcomes)} servers listed into {db}{still}")
+    return 0 if listed or fresh else 1
 
 
 def remove_server(args: argparse.Namespace) -> int:

@@ -251,6 +251,7 @@ class McpServerConnection(AsyncResource):
         """When a call runs as a task: always for tools that require it; for tools where
         it is optional, unless this is ``"never"``."""
         self._task_support: dict[str, str | None] = {}
+        self._tools_ttl_ms: int | None = None
         self._task_watch = TaskWatch()
         self.requests = requests or ServerRequests()
         """How it answers what the server asks (sampling, elicitation, roots) and where the
@@ -534,6 +535,14 @@ class McpServerConnection(AsyncResource):
         raise AssertionError("unreachable")  # pragma: no cover
 
     @property
+    def tools_ttl_ms(self) -> int | None:
+        """How long the server said its last ``tools/list`` result stays fresh (``ttlMs``,
+        milliseconds; the smallest of its pages), or None when it gave none (or 0), or before
+        the first ``list_tools``. A page the pool's list cache served counts with the
+        ``ttlMs`` it arrived with."""
+        return self._tools_ttl_ms
+
+    @property
     def instructions(self) -> str | None:
         """What the server said about how to use it (``instructions``), or None; None too
         while not connected."""
@@ -578,6 +587,7 @@ class McpServerConnection(AsyncResource):
             raise ValueError(f"list_tools: limit must be at least 1, got {limit}")
         offered: list[McpTool] = []
         support: dict[str, str | None] = {}
+        ttls: list[int] = []
 
         async def fetch(
             s: ClientSession, p: types.PaginatedRequestParams | None
@@ -585,6 +595,7 @@ class McpServerConnection(AsyncResource):
             return await s.list_tools(params=p)
 
         def take(page: types.ListToolsResult) -> bool:
+            ttls.append(page.ttl_ms)
             for listed in page.tools:
                 if limit is not None and len(offered) >= limit:
                     return False
@@ -596,6 +607,8 @@ class McpServerConnection(AsyncResource):
 
         await self._paginate("tools/list", None, fetch, take)
         self._task_support = support
+        # The listing holds while every page does; a page without ttlMs (0) holds for none.
+        self._tools_ttl_ms = min(ttls) if ttls and min(ttls) > 0 else None
         return offered
 
     async def call_tool(

@@ -91,8 +91,11 @@ class _Named(Protocol):
     def tags(self) -> Sequence[str]: ...
 
 
-def entry_text(entry: _Named, keywords: Sequence[str], tools: Mapping[str, str]) -> str:
-    """One text of everything discovery knows of an entry, for rankers that read text."""
+def entry_text(
+    entry: _Named, keywords: Sequence[str], tools: Mapping[str, str], instructions: str = ""
+) -> str:
+    """One text of everything discovery knows of an entry, for rankers that read text: name,
+    description, tags, keywords, tools, and last the server's instructions (when known)."""
     parts = [f"{entry.name}: {entry.description}".strip()]
     if entry.tags:
         parts.append("Tags: " + ", ".join(entry.tags) + ".")
@@ -101,6 +104,8 @@ def entry_text(entry: _Named, keywords: Sequence[str], tools: Mapping[str, str])
     if tools:
         described = [f"{n} ({d})" if d else n for n, d in tools.items()]
         parts.append("Tools: " + "; ".join(described) + ".")
+    if instructions:
+        parts.append("Instructions: " + " ".join(instructions.split()))
     return " ".join(parts)
 
 

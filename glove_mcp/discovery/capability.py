@@ -20,7 +20,7 @@ from glove_core import Glove, ModelAdapter, Tool, ToolContext, ToolResultData
 from glove_core.stores.memory import PlainMemoryStore
 from glove_core.subagents import run_subagent
 from glove_core.tracing import internal_span
-from glove_mcp.adapter import LearnedToolsStore, McpAdapter
+from glove_mcp.adapter import LearnedListingsStore, LearnedToolsStore, McpAdapter
 from glove_mcp.discovery.index import CatalogueIndex, CatalogueItem
 from glove_mcp.discovery.prompts import (
     CANDIDATES,
@@ -212,12 +212,18 @@ class _Discovery:
             return await asyncio.to_thread(self.index.search, query, tags, limit=limit)
 
     async def learn(self) -> None:
-        """Index the tools the adapter kept from servers connected before (if it keeps any)."""
+        """Index the tools the adapter kept from servers listed before, and the servers'
+        instructions (if it keeps them)."""
         adapter = self.mount.adapter
         if not isinstance(adapter, LearnedToolsStore):
             return
         try:
             learned = await adapter.get_learned_tools()
+            listings = (
+                await adapter.get_learned_listings()
+                if isinstance(adapter, LearnedListingsStore)
+                else {}
+            )
         except Exception as exc:  # learning is an aid: ranking goes on without it
             logger.warning("could not read the learned tools of %r: %s", adapter, exc)
             return
@@ -225,6 +231,9 @@ class _Discovery:
             for id, tools in learned.items():
                 if id in self.mount.entries:
                     self.index.add_tools(id, tools)
+            for id, listing in listings.items():
+                if id in self.mount.entries:
+                    self.index.add_instructions(id, listing.instructions)
 
     def known_tools(self) -> dict[str, list[str]]:
         """Known tool names per catalogue id (for the prompt and ``list_capabilities``)."""

@@ -3,14 +3,14 @@
 ``match_entries`` answers "which server does this need?" with general retrieval and nothing
 tuned to particular queries. Lexically: the query and every entry are tokenised and
 Snowball-stemmed (``_text``) and scored with BM25F (``_ranking``) over each entry's name, tags,
-the keywords its author gave, its description, and the names and descriptions of its tools once
-they are known; a word the catalogue lacks matches the catalogue words it begins or is one or
-two typing errors from (``_typos``). By default that score is fused with the similarity of
-WordLlama static embeddings (``default``), general knowledge of English from a maintained
-resource, so "will I need an umbrella" finds a weather server; ``ranker=None`` ranks lexically
-only, and any ``CatalogueRanker`` (the embedding ranker of the ``glove-agents[semantic]`` extra) can
-be plugged in instead. What neither can tell, the catalogue's author can, in
-``McpCatalogueEntry.keywords``.
+the keywords its author gave, its description, and the names and descriptions of its tools and
+the server's instructions once they are known; a word the catalogue lacks matches the catalogue
+words it begins or is one or two typing errors from (``_typos``). By default that score is
+fused with the similarity of WordLlama static embeddings (``default``), general knowledge of
+English from a maintained resource, so "will I need an umbrella" finds a weather server;
+``ranker=None`` ranks lexically only, and any ``CatalogueRanker`` (the embedding ranker of
+the ``glove-agents[semantic]`` extra) can be plugged in instead. What neither can tell, the
+catalogue's author can, in ``McpCatalogueEntry.keywords``.
 
 It ranks anything shaped like a catalogue entry (``CatalogueItem``); the catalogue's
 ``McpCatalogueEntry`` is the one glove_mcp uses, and ``glove_mcp.catalogue`` re-exports both
@@ -85,12 +85,15 @@ class CatalogueIndex(Generic[EntryT]):
 
     Keep one per catalogue (a mount keeps one for its lifetime); ``match_entries`` over a plain
     list reuses a cached one for the same content. Tools learnt from servers that were
-    connected before make their entries findable by what they can do (``add_tools``).
+    connected before make their entries findable by what they can do (``add_tools``), and so
+    do the instructions those servers gave (``add_instructions``).
 
     Args:
         entries: the catalogue; ids must be unique. Order is kept and breaks ties.
         tool_names: optional known tools per entry id: names (namespaced ``id__tool`` or
             bare), or objects with ``name`` and ``description`` (``LearnedTool``).
+        instructions: optional server instructions per entry id (``LearnedListing``'s);
+            ranked as the tools' descriptions are, in the lowest-weight field.
         ranker: ``"default"``: BM25F fused with WordLlama's general knowledge of words
             (``glove_mcp.discovery.static``); a ``CatalogueRanker`` that re-ranks every
             query (given the lexical ranking); or None: lexically only (BM25F), when only
@@ -101,8 +104,8 @@ class CatalogueIndex(Generic[EntryT]):
         TypeError: an entry is not an ``McpCatalogueEntry`` (nor has its ``id``, ``name``,
             ``description`` and ``tags``), its ``keywords`` is not a list of strings, or
             ``ranker`` has no ``rank`` method.
-        ValueError: two entries share an id, ``tool_names`` names an unknown id, or
-            ``ranker`` is a string other than ``"default"``.
+        ValueError: two entries share an id, ``tool_names`` or ``instructions`` names an
+            unknown id, or ``ranker`` is a string other than ``"default"``.
     """
 
     def __init__(
@@ -110,6 +113,7 @@ class CatalogueIndex(Generic[EntryT]):
         entries: Iterable[EntryT],
         *,
         tool_names: Mapping[str, Iterable[str | ToolInfo]] | None = None,
+        instructions: Mapping[str, str] | None = None,
         ranker: CatalogueRanker | Literal["default"] | None = "default",
     ) -> None:
         if isinstance(ranker, str):
@@ -145,12 +149,15 @@ class CatalogueIndex(Generic[EntryT]):
             self._fixed_fields(e, k) for e, k in zip(self._entries, self._keywords, strict=True)
         ]
         self._tools: list[dict[str, str]] = [{} for _ in self._entries]
+        self._instructions: list[str] = ["" for _ in self._entries]
         self._by_tag: dict[str, set[int]] = {}
         for i, entry in enumerate(self._entries):
             for tag in entry.tags:
                 self._by_tag.setdefault(_norm_tag(tag), set()).add(i)
         for entry_id, tools in (tool_names or {}).items():
             self._learn(entry_id, tools)
+        for entry_id, text in (instructions or {}).items():
+            self._learn_instructions(entry_id, text)
         self._ids = tuple(self._position)
         self._index: RankingIndex | None = None
         self._texts: tuple[tuple[str, ...], str] | None = None
@@ -204,6 +211,31 @@ class CatalogueIndex(Generic[EntryT]):
             self._texts = None
 
     add_tools = add_tool_names
+
+    def instructions(self, entry_id: str) -> str:
+        """The server instructions known for an entry (``""`` when unknown).
+
+        Raises:
+            ValueError: no entry has that id.
+        """
+        return self._instructions[self._locate(entry_id)]
+
+    def add_instructions(self, entry_id: str, text: str) -> None:
+        """Record what a server said about itself (its ``instructions``), so later queries
+        can match its words. They rank as the tools' descriptions do (the lowest-weight
+        field), and replace the instructions known before. The ranking is rebuilt lazily.
+
+        Args:
+            entry_id: the catalogue id of the server.
+            text: its instructions; ``""`` forgets them.
+
+        Raises:
+            ValueError: no entry has that id.
+            TypeError: ``text`` is not a string.
+        """
+        if self._learn_instructions(entry_id, text):
+            self._index = None
+            self._texts = None
 
     def search(
         self, query: str, tags: Iterable[str] | None = None, limit: int = 10
@@ -286,7 +318,7 @@ class CatalogueIndex(Generic[EntryT]):
     def _catalogue_texts(self) -> tuple[tuple[str, ...], str]:
         if self._texts is None:
             texts = tuple(
-                entry_text(e, k, self._tools[i])
+                entry_text(e, k, self._tools[i], self._instructions[i])
                 for i, (e, k) in enumerate(zip(self._entries, self._keywords, strict=True))
             )
             self._texts = (texts, digest([*self._position, *texts]))
@@ -315,10 +347,18 @@ class CatalogueIndex(Generic[EntryT]):
         if self._index is None:
             docs = [(*fixed, *self._tool_fields(i)) for i, fixed in enumerate(self._fixed)]
             words: dict[str, str] = {}
-            every = zip(self._entries, self._keywords, self._tools, strict=True)
-            for entry, keywords, tools in every:
+            every = zip(self._entries, self._keywords, self._tools, self._instructions, strict=True)
+            for entry, keywords, tools, instructions in every:
                 text = " ".join(
-                    [entry.name, entry.id, entry.description, *entry.tags, *keywords, *tools]
+                    [
+                        entry.name,
+                        entry.id,
+                        entry.description,
+                        *entry.tags,
+                        *keywords,
+                        *tools,
+                        instructions,
+                    ]
                 )
                 for word in raw_words(text):
                     if word not in words:
@@ -330,6 +370,9 @@ class CatalogueIndex(Generic[EntryT]):
         memo = self._stems
         names = [t for name in self._tools[i] for t in tokenize(name, split_camel=True, memo=memo)]
         text = [t for d in self._tools[i].values() for t in tokenize(d, memo=memo)]
+        # The server's own words about what it does: free text like a tool's description,
+        # so the same (lowest-weight) field.
+        text += tokenize(self._instructions[i], memo=memo)
         return names, text
 
     def _filter(self, tags: Iterable[str] | None) -> set[int] | None:
@@ -363,6 +406,17 @@ class CatalogueIndex(Generic[EntryT]):
                 added = True
         return added
 
+    def _learn_instructions(self, entry_id: str, text: str) -> bool:
+        if not isinstance(text, str):
+            raise TypeError(
+                f"instructions of {entry_id!r} must be a str, got {type(text).__name__}"
+            )
+        position = self._locate(entry_id)
+        if self._instructions[position] == text:
+            return False
+        self._instructions[position] = text
+        return True
+
     def _fixed_fields(
         self, entry: EntryT, keywords: Sequence[str]
     ) -> tuple[list[str], list[str], list[str], list[str]]:
@@ -384,7 +438,8 @@ def match_entries(
     General retrieval, tuned to no query set: words are tokenised and stemmed with the
     Snowball English stemmer ("meetings" finds "meeting"), weighted so rare words count more
     than common ones (BM25F over name, tags, keywords, description and the names and
-    descriptions of known tools, in falling weight), and a word the catalogue lacks matches
+    descriptions of known tools, in falling weight; a server's known instructions rank with
+    its tools' descriptions), and a word the catalogue lacks matches
     the catalogue words it begins ("calend") or is a typing error or two from ("calender").
     Adjacent query words that are adjacent in an entry earn a phrase bonus. That score is
     fused with the similarity of WordLlama embeddings (the default ranker), so a need that

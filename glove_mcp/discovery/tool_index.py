@@ -10,6 +10,12 @@ points elsewhere now), a stdio server (started, then stopped) — lists its tool
 with the store, which records when (``learned_at``). A server that fails is skipped with one
 line; the others go on. Nothing here runs inside a conversation: it is a command
 (``glove-mcp servers index``) or a background task.
+
+With a ``LearnedListingsStore`` (every adapter of glove_mcp is one), the server's instructions
+are kept too (discovery ranks on them) with the listing's time and the ``ttlMs`` of its
+``tools/list`` result; a server whose kept listing is still fresh by that TTL is not contacted
+again (state ``"fresh"``) unless ``refresh=True``. A server that gave no TTL is listed on every
+run.
 """
 
 from __future__ import annotations
@@ -19,9 +25,15 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any, Literal
 
-from glove_mcp.adapter import LearnedTool, LearnedToolsStore
+from glove_mcp.adapter import (
+    LearnedListing,
+    LearnedListingsStore,
+    LearnedTool,
+    LearnedToolsStore,
+)
 from glove_mcp.auth import bearer
 from glove_mcp.catalogue import McpCatalogueEntry
 from glove_mcp.connect import connect_mcp
@@ -49,19 +61,25 @@ class IndexedServer:
 
     Attributes:
         id: the catalogue id.
-        state: ``"listed"`` (its tools were saved), ``"needs_login"`` (it wants a login the
-            principal does not hold for its URL), or ``"failed"`` (down, too slow, not MCP, a
-            command that would not start, the store refused).
-        detail: one line: the tool count, or why it was skipped (never a secret).
-        tools: the tools saved, when listed.
-        instructions: what the server said about how to use it, when listed and it said.
+        state: ``"listed"`` (its tools were saved), ``"fresh"`` (not contacted: the kept
+            listing is still fresh by the TTL the server gave), ``"needs_login"`` (it wants a
+            login the principal does not hold for its URL), or ``"failed"`` (down, too slow,
+            not MCP, a command that would not start, the store refused).
+        detail: one line: the tool count, until when a fresh listing holds, or why it was
+            skipped (never a secret).
+        tools: the tools saved, when listed; the tools kept, when fresh.
+        instructions: what the server said about how to use it, when listed (or fresh) and
+            it said.
+        ttl_ms: the listing's TTL (``ttlMs`` of ``tools/list``, milliseconds), when listed
+            (or fresh) and the server gave one.
     """
 
     id: str
-    state: Literal["listed", "needs_login", "failed"]
+    state: Literal["listed", "fresh", "needs_login", "failed"]
     detail: str
     tools: tuple[LearnedTool, ...] = field(default=())
     instructions: str | None = None
+    ttl_ms: int | None = None
 
 
 async def index_tools(
@@ -74,9 +92,15 @@ async def index_tools(
     timeout: float = 15.0,  # noqa: ASYNC109 - per server, not for the whole run
     concurrency: int = DEFAULT_CONCURRENCY,
     report: Callable[[IndexedServer], None] | None = None,
+    refresh: bool = False,
 ) -> list[IndexedServer]:
     """List the tools of every catalogue server that can be reached and save them with
     ``store``, so discovery ranks on them before the first activation.
+
+    With a ``LearnedListingsStore``, each server's instructions and the listing's TTL are
+    saved with its tools, and a server whose kept listing is still fresh by its TTL is not
+    contacted (state ``"fresh"``) unless ``refresh``. With a plain ``LearnedToolsStore``,
+    only the tools are kept and every server is listed.
 
     Args:
         entries: the catalogue (or the part of it to index).
@@ -88,6 +112,7 @@ async def index_tools(
         timeout: seconds one server may take to connect and list its tools.
         concurrency: how many servers are contacted at once (>= 1).
         report: called with each outcome as it is known (for a progress line).
+        refresh: list every server, also those whose kept listing is still fresh.
 
     Returns:
         One outcome per entry, in catalogue order.
@@ -105,21 +130,59 @@ async def index_tools(
             f"store must be a LearnedToolsStore (save_learned_tools, get_learned_tools), got "
             f"{type(store).__name__}"
         )
+    if not isinstance(refresh, bool):
+        raise TypeError(f"refresh must be a bool, got {type(refresh).__name__}")
     items = list(entries)
+    fresh = {} if refresh else await _fresh_listings(store, {e.id for e in items})
     gate = asyncio.Semaphore(concurrency)
 
     async def one(entry: McpCatalogueEntry) -> IndexedServer:
-        async with gate:
-            outcome = await _index_one(
-                entry, store, credentials, principal, login_command(entry.id), timeout
-            )
-        if outcome.state != "listed":
+        if entry.id in fresh:
+            outcome = _still_fresh(entry.id, *fresh[entry.id])
+        else:
+            async with gate:
+                outcome = await _index_one(
+                    entry, store, credentials, principal, login_command(entry.id), timeout
+                )
+        if outcome.state not in ("listed", "fresh"):
             logger.info("servers index: %s skipped: %s", entry.id, outcome.detail)
         if report is not None:
             report(outcome)
         return outcome
 
     return list(await asyncio.gather(*(one(entry) for entry in items)))
+
+
+async def _fresh_listings(
+    store: LearnedToolsStore, ids: set[str]
+) -> dict[str, tuple[LearnedListing, list[LearnedTool]]]:
+    """The kept listings of ``ids`` that are still fresh by their TTL, with their tools."""
+    if not isinstance(store, LearnedListingsStore):
+        return {}
+    try:
+        listings = await store.get_learned_listings()
+        now = datetime.now(UTC)
+        fresh = {id: x for id, x in listings.items() if id in ids and x.is_fresh(now)}
+        tools = await store.get_learned_tools() if fresh else {}
+    except Exception as exc:  # nothing known to be fresh: every server is listed
+        logger.warning("servers index: the kept listings could not be read: %s", exc)
+        return {}
+    return {id: (listing, tools.get(id, [])) for id, listing in fresh.items()}
+
+
+def _still_fresh(id: str, listing: LearnedListing, tools: Sequence[LearnedTool]) -> IndexedServer:
+    until = listing.fresh_until()
+    assert until is not None  # fresh means it has a TTL
+    count = len(tools)
+    return IndexedServer(
+        id,
+        "fresh",
+        f"{count} tool{'s' if count != 1 else ''} kept, fresh until "
+        f"{until.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC",
+        tuple(tools),
+        listing.instructions or None,
+        listing.ttl_ms,
+    )
 
 
 async def _index_one(
@@ -151,6 +214,7 @@ async def _index_one(
             ) as conn:
                 listed = await conn.list_tools()
                 instructions = conn.instructions
+                ttl_ms = conn.tools_ttl_ms
     except (McpAuthExpiredError, OAuthLoginRequiredError):
         if auth is None:
             return IndexedServer(entry.id, "needs_login", f"it needs a login: run {login_hint}")
@@ -166,7 +230,12 @@ async def _index_one(
     excluded = set(entry.exclude_tools)
     tools = _learned([(t.name, t.description or "") for t in listed if t.name not in excluded])
     try:
-        await store.save_learned_tools(entry.id, tools)
+        if isinstance(store, LearnedListingsStore):
+            await store.save_learned_listing(
+                entry.id, tools, instructions=instructions, ttl_ms=ttl_ms
+            )
+        else:
+            await store.save_learned_tools(entry.id, tools)
     except Exception as exc:
         return IndexedServer(entry.id, "failed", _one_line(f"its tools could not be saved ({exc})"))
     count = len(tools)
@@ -176,6 +245,7 @@ async def _index_one(
         f"{count} tool{'s' if count != 1 else ''}",
         tuple(tools),
         instructions or None,
+        ttl_ms,
     )
 
 

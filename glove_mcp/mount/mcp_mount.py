@@ -224,7 +224,13 @@ class McpMount(AsyncResource):
             bridged, note = made.tools, made.note
             # Held tools too: discovery finds the server by every tool it has.
             known = [*bridged, *made.held.values()]
-            await remember_tools(self.adapter, entry.id, known)  # before: no await below
+            await remember_tools(  # before: no await below
+                self.adapter,
+                entry.id,
+                known,
+                instructions=conn.instructions,
+                ttl_ms=conn.tools_ttl_ms,
+            )
             names = [t.name for t, _ in bridged]
             self._check_open()
             # A server switched off earlier left its tools offered (so the tool list, and the
@@ -321,7 +327,14 @@ class McpMount(AsyncResource):
             loaded.held = held
             if differs := bool(change.added or change.removed or change.changed):
                 known = [*bridged, *held.values()]
-                await remember_tools(self.adapter, id, known)  # saved only when it differs
+                connection = loaded.connection
+                await remember_tools(  # saved only when it differs
+                    self.adapter,
+                    id,
+                    known,
+                    instructions=connection.instructions,
+                    ttl_ms=connection.tools_ttl_ms,
+                )
         if differs:
             await self._emit(McpListChanged(id, "tools", *change.names_changed))
 

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -12,7 +14,14 @@ from hypothesis import strategies as st
 
 from glove_core import Glove, ScriptedModel
 from glove_mcp import McpAdapter, McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
-from glove_mcp.adapter import LearnedTool, LearnedToolsStore
+from glove_mcp.adapter import (
+    MAX_LEARNED_INSTRUCTIONS,
+    MAX_LEARNED_TTL_MS,
+    LearnedListing,
+    LearnedListingsStore,
+    LearnedTool,
+    LearnedToolsStore,
+)
 from glove_mcp.errors import McpStateError
 from glove_mcp.testing import serve
 from tests._backends import Backend
@@ -109,6 +118,88 @@ async def test_an_unchanged_listing_is_read_not_written_again(backend: Backend) 
     assert (await adapter.get_learned_tools())["notes"] == changed
 
 
+async def check_listings(make: Any) -> None:
+    """What every ``LearnedListingsStore`` of glove_mcp keeps; ``make(id)`` opens an adapter
+    (another connection each time, where the store has connections)."""
+    one = await make("c1")
+    assert isinstance(one, LearnedListingsStore)
+    assert await one.get_learned_listings() == {}
+    tools = [LearnedTool("search_pages", "Search.")]
+    said = "  Use search_pages before read_page. " + "x" * 3000
+    before = datetime.now(UTC)
+    await one.save_learned_listing("notes", tools, instructions=said, ttl_ms=60_000)
+    await one.save_learned_listing("tracker", [LearnedTool("list_issues")], ttl_ms=0)
+    await one.save_learned_listing("week", [], instructions="Weekly.", ttl_ms=10**12)
+    other = await make("c2")
+    kept = await other.get_learned_listings()
+    assert (await other.get_learned_tools())["notes"] == tools
+    notes = kept["notes"]
+    assert notes.instructions == said.strip()[:MAX_LEARNED_INSTRUCTIONS]
+    assert notes.ttl_ms == 60_000
+    assert before <= notes.listed_at <= datetime.now(UTC)
+    assert notes.is_fresh() and notes.fresh_until() == notes.listed_at + timedelta(minutes=1)
+    assert not notes.is_fresh(notes.listed_at + timedelta(minutes=1))
+    # ttlMs 0 (or none): the listing may not be kept as fresh; a year is cut to a day.
+    assert kept["tracker"] == LearnedListing("", kept["tracker"].listed_at, None)
+    assert not kept["tracker"].is_fresh()
+    assert kept["week"].ttl_ms == MAX_LEARNED_TTL_MS
+    # The same listing again, still fresh: nothing is written (the time stays).
+    await other.save_learned_listing("notes", tools, instructions=said, ttl_ms=60_000)
+    assert (await one.get_learned_listings())["notes"].listed_at == notes.listed_at
+    # Tools saved without a listing leave the listing as it was.
+    await other.save_learned_tools("notes", [LearnedTool("read_page")])
+    assert (await one.get_learned_listings())["notes"] == notes
+    # New instructions replace the old ones, with a new time.
+    await one.save_learned_listing("notes", tools, instructions="Pages.", ttl_ms=60_000)
+    changed = (await other.get_learned_listings())["notes"]
+    assert changed.instructions == "Pages." and changed.listed_at >= notes.listed_at
+    assert (await other.get_learned_tools())["notes"] == tools
+
+
+async def check_bad_listings_are_refused(adapter: Any) -> None:
+    await adapter.save_learned_listing("notes", [LearnedTool("a")], instructions="Kept.")
+    kept = await adapter.get_learned_listings()
+    bad: list[tuple[type[Exception], str, dict[str, Any]]] = [
+        (TypeError, "instructions must be a str or None, got int", {"instructions": 5}),
+        (TypeError, "ttl_ms must be an int of milliseconds or None, got True", {"ttl_ms": True}),
+        (TypeError, "ttl_ms must be an int of milliseconds or None, got '10'", {"ttl_ms": "10"}),
+        (ValueError, "ttl_ms must be 0 or more milliseconds, got -1", {"ttl_ms": -1}),
+    ]
+    for error, message, options in bad:
+        with pytest.raises(error, match=message):
+            await adapter.save_learned_listing("notes", [LearnedTool("b")], **options)
+    with pytest.raises(TypeError, match="must be LearnedTool objects"):
+        await adapter.save_learned_listing("notes", ["b"], instructions="Lost.")
+    assert await adapter.get_learned_listings() == kept  # nothing lost, nothing half-written
+    assert (await adapter.get_learned_tools())["notes"] == [LearnedTool("a")]
+
+
+async def test_listings_keep_instructions_time_and_ttl(backend: Backend) -> None:
+    await check_listings(lambda id: backend.adapter(id, fresh=True))
+    await check_bad_listings_are_refused(await backend.adapter("c3"))
+
+
+async def test_the_memory_adapter_keeps_listings_too() -> None:
+    memory = MemoryMcpAdapter("c")
+
+    async def same(id: str) -> MemoryMcpAdapter:
+        return memory  # one process: every conversation shares the same memory
+
+    await check_listings(same)
+    await check_bad_listings_are_refused(MemoryMcpAdapter("c"))
+
+
+async def test_an_expired_listing_is_written_again(backend: Backend) -> None:
+    adapter = await backend.adapter("c1")
+    tools = [LearnedTool("search_pages", "Search.")]
+    await adapter.save_learned_listing("notes", tools, instructions="Pages.", ttl_ms=1)
+    first = (await adapter.get_learned_listings())["notes"]
+    await asyncio.sleep(0.01)  # past its 1 ms
+    assert not first.is_fresh()
+    await adapter.save_learned_listing("notes", tools, instructions="Pages.", ttl_ms=1)
+    assert (await adapter.get_learned_listings())["notes"].listed_at > first.listed_at
+
+
 async def test_sqlite_adapter_shares_a_file_with_other_tables(tmp_path: Path) -> None:
     path = tmp_path / "shared.sqlite"
     with sqlite3.connect(path) as conn:
@@ -196,3 +287,47 @@ async def test_adapter_token_source_is_asked_for_a_fresh_token_after_a_401() -> 
     assert await adapter.get_access_token("notes") == "stale"
     assert await adapter.get_access_token("notes", fresh=True) == "fresh"
     assert await adapter.get_access_token("other") is None
+
+
+async def test_a_postgres_database_of_version_2_upgrades_and_keeps_its_learned_tools(
+    postgres_url: str,
+) -> None:
+    from glove_core.postgres import Connection, PostgresDatabase, PostgresSchema
+    from glove_mcp.adapter_postgres import PostgresMcpAdapter
+
+    # A database as the adapter made it before the servers' listings were kept: 1-2.
+    name, steps = PostgresMcpAdapter.schema.name, PostgresMcpAdapter.schema.migrations
+    old = await PostgresDatabase(postgres_url).open()
+
+    async def write(conn: Connection) -> None:
+        await conn.execute(
+            "INSERT INTO glove_mcp_learned_tools VALUES "
+            "('notes', 0, 'search_pages', 'Search.', '2026-01-01')"
+        )
+
+    try:
+        await old.migrate(PostgresSchema(name, steps[:2]))
+        await old.write(write)
+    finally:
+        await old.aclose()
+    database = await PostgresDatabase(postgres_url).open()
+
+    async def version(conn: Connection) -> object:
+        cursor = await conn.execute(
+            "SELECT version FROM glove_store_schema WHERE component = %s", (name,)
+        )
+        row = await cursor.fetchone()
+        return None if row is None else row[0]
+
+    try:
+        async with PostgresMcpAdapter(database, "conv") as adapter:
+            assert await adapter.get_learned_tools() == {
+                "notes": [LearnedTool("search_pages", "Search.")]
+            }
+            assert await adapter.get_learned_listings() == {}
+            await adapter.save_learned_listing("notes", [], instructions="Pages.", ttl_ms=5)
+            listing = (await adapter.get_learned_listings())["notes"]
+        assert (listing.instructions, listing.ttl_ms) == ("Pages.", 5)
+        assert await database.read(version) == 3
+    finally:
+        await database.aclose()

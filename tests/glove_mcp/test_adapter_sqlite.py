@@ -13,8 +13,9 @@ import pytest
 from glove_core import Message, SqliteEventQueue, SqliteStore, Usage
 from glove_core.errors import StoreCorruptError, StoreError, StoreVersionError
 from glove_core.event_queue import OutsideEvent
-from glove_core.sqlite import SQLITE_BUSY_TIMEOUT
+from glove_core.sqlite import SQLITE_BUSY_TIMEOUT, SqliteDatabase, SqliteSchema
 from glove_mcp import SqliteMcpAdapter
+from glove_mcp.adapter import LearnedTool
 from tests.fixtures.legacy_sqlite import legacy_file
 
 
@@ -93,7 +94,7 @@ async def test_a_file_written_before_the_sqlite_layer_opens_for_all_three(
     assert schema_rows(path) == [
         ("glove_core.conversations", SqliteStore.schema.version),
         ("glove_core.events", 1),
-        ("glove_mcp.active_servers", 2),  # migration 2 added the learned tools
+        ("glove_mcp.active_servers", 3),  # 2: the learned tools; 3: the servers' listings
     ]
 
 
@@ -101,7 +102,7 @@ async def test_an_adapter_file_written_before_the_sqlite_layer_opens(tmp_path: P
     path = legacy_file(tmp_path, "mcp_only")
     async with SqliteMcpAdapter(path, "conv") as adapter:
         assert await adapter.get_active() == ["notes"]
-    assert schema_rows(path) == [("glove_mcp.active_servers", 2)]
+    assert schema_rows(path) == [("glove_mcp.active_servers", 3)]
 
 
 async def test_a_newer_adapter_table_is_refused_untouched_and_the_store_still_opens(
@@ -172,3 +173,36 @@ async def test_the_busy_timeout_is_the_same_for_all_three(tmp_path: Path) -> Non
             holder.close()
         await adapter.activate("notes")
         assert await adapter.get_active() == ["notes"]
+
+
+async def test_a_file_of_version_2_upgrades_and_keeps_its_learned_tools(tmp_path: Path) -> None:
+    # A file as the adapter wrote it before the servers' listings were kept: migrations 1-2.
+    path = tmp_path / "chat.db"
+    two = SqliteMcpAdapter.schema.migrations[:2]
+    old = SqliteDatabase(path, SqliteSchema(SqliteMcpAdapter.schema.name, two))
+    await old.open()
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.execute("INSERT INTO glove_mcp_active VALUES ('conv', 'notes', '2026-01-01', 1)")
+        conn.executemany(
+            "INSERT INTO glove_mcp_learned_tools VALUES ('notes', ?, ?, ?, '2026-01-01')",
+            [(0, "search_pages", "Search pages."), (1, "read_page", "Read a page.")],
+        )
+
+    await old.write(write)
+    await old.aclose()
+    assert schema_rows(path) == [("glove_mcp.active_servers", 2)]
+    async with SqliteMcpAdapter(path, "conv") as adapter:
+        assert await adapter.get_active() == ["notes"]
+        assert (await adapter.get_learned_tools())["notes"] == [
+            LearnedTool("search_pages", "Search pages."),
+            LearnedTool("read_page", "Read a page."),
+        ]
+        assert await adapter.get_learned_listings() == {}
+        await adapter.save_learned_listing(
+            "notes", [LearnedTool("search_pages")], instructions="Pages.", ttl_ms=5000
+        )
+    assert schema_rows(path) == [("glove_mcp.active_servers", 3)]
+    async with SqliteMcpAdapter(path, "other") as adapter:
+        listing = (await adapter.get_learned_listings())["notes"]
+        assert (listing.instructions, listing.ttl_ms) == ("Pages.", 5000)

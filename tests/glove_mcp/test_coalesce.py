@@ -70,9 +70,9 @@ class SavingAdapter(SqliteMcpAdapter):
         super().__init__(path, "c")
         self.saves = 0
 
-    async def save_learned_tools(self, server_id: str, tools: Any) -> None:
+    async def save_learned_listing(self, server_id: str, tools: Any, **listing: Any) -> None:
         self.saves += 1
-        await super().save_learned_tools(server_id, tools)
+        await super().save_learned_listing(server_id, tools, **listing)
 
 
 async def test_a_storm_of_list_changes_costs_two_listings_and_no_save(tmp_path: Path) -> None:

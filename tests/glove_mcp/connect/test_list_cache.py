@@ -226,3 +226,16 @@ async def test_each_page_is_cached_by_its_cursor() -> None:
 def test_max_entries_must_be_positive() -> None:
     with pytest.raises(ValueError, match="max_entries must be at least 1, got 0"):
         ListCache(max_entries=0)
+
+
+async def test_a_connection_tells_its_last_listings_ttl(public_notes: McpTestServer) -> None:
+    async with McpTestServer(build_notes_server()) as plain, McpClientPool() as pool:
+        async with await connect_mcp("notes", public_notes.url, pool=pool) as conn:
+            before = conn.tools_ttl_ms  # nothing listed yet
+            await conn.list_tools()
+            listed = conn.tools_ttl_ms
+            await conn.list_tools()  # from the cache: the ttlMs it arrived with
+            assert (before, listed, conn.tools_ttl_ms) == (None, 60_000, 60_000)
+        async with await connect_mcp("plain", plain.url, pool=pool) as conn:
+            await conn.list_tools()
+            assert conn.tools_ttl_ms is None  # no ttlMs (0): none

@@ -303,7 +303,7 @@ async def test_a_version_1_file_is_migrated_and_keeps_its_active_servers(tmp_pat
             "SELECT version FROM glove_store_schema WHERE component = ?",
             (SqliteMcpAdapter.schema.name,),
         ).fetchone()
-    assert version == 2
+    assert version == 3
 
 
 @pytest.fixture
@@ -368,6 +368,16 @@ async def test_tools_learnt_in_one_conversation_serve_the_next(
 
 class BrokenStore(MemoryMcpAdapter):
     async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
+        raise OSError("disk full")
+
+    async def save_learned_listing(
+        self,
+        server_id: str,
+        tools: Sequence[LearnedTool],
+        *,
+        instructions: str | None = None,
+        ttl_ms: int | None = None,
+    ) -> None:
         raise OSError("disk full")
 
     async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:

@@ -6,20 +6,24 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 
 import pytest
+from mcp.server.caching import CacheHint
+from mcp.server.mcpserver import MCPServer
 from pydantic import SecretStr
 
 from glove_core import Glove, ScriptedModel, ToolCall
 from glove_mcp import McpCatalogueEntry, MemoryMcpAdapter, SqliteMcpAdapter, mount_mcp
+from glove_mcp.adapter import LearnedTool
 from glove_mcp.discovery import FIND_CAPABILITY
 from glove_mcp.discovery.tool_index import IndexedServer, index_tools
 from glove_mcp.oauth import MemoryOAuthStore, OAuthState
 from glove_mcp.oauth.binding import credential_key
 from glove_mcp.oauth.state import StoredTokens
-from glove_mcp.testing import serve
+from glove_mcp.testing import McpTestServer, serve
+from glove_mcp.testing.servers import build_notes_server
 
 NOTES_STDIO = [sys.executable, "-m", "glove_mcp.testing", "notes", "--stdio"]
 
@@ -177,3 +181,106 @@ async def test_an_imported_server_not_set_up_yet_is_skipped_without_starting_it(
     catalogue[0] = catalogue[0].model_copy(update={"command": NOTES_STDIO})
     again = await index_tools(catalogue[:1], MemoryMcpAdapter("c"), timeout=20)
     assert states(again) == {"unset": "listed"}
+
+
+HANDBOOK = "Answers questions about the Zanzibar fleet handbook: call search_pages first."
+
+
+def notes_saying(instructions: str, ttl_ms: int | None = None) -> MCPServer:
+    """The notes server with ``instructions``, its tools listed with ``ttlMs`` when given."""
+    hints = {"tools/list": CacheHint(ttl_ms=ttl_ms, scope="public")} if ttl_ms else None
+    return build_notes_server(instructions=instructions, cache_hints=hints)
+
+
+class ToolsOnly:
+    """A learned-tools store written before listings were kept: tools only."""
+
+    def __init__(self) -> None:
+        self.saved: dict[str, list[LearnedTool]] = {}
+
+    async def save_learned_tools(self, server_id: str, tools: Sequence[LearnedTool]) -> None:
+        self.saved[server_id] = list(tools)
+
+    async def get_learned_tools(self) -> dict[str, list[LearnedTool]]:
+        return dict(self.saved)
+
+
+async def test_instructions_and_ttl_are_kept_and_a_fresh_listing_is_not_asked_again(
+    tmp_path: Path,
+) -> None:
+    async with (
+        McpTestServer(notes_saying(HANDBOOK, ttl_ms=600_000)) as cached,
+        McpTestServer(notes_saying("Plain notes.")) as plain,
+    ):
+        catalogue = [http("fleet", cached.url), http("plain", plain.url)]
+        async with SqliteMcpAdapter(tmp_path / "chat.db", "indexer") as store:
+            first = await index_tools(catalogue, store)
+            kept = await store.get_learned_listings()
+            assert [(o.state, o.instructions, o.ttl_ms) for o in first] == [
+                ("listed", HANDBOOK, 600_000),
+                ("listed", "Plain notes.", None),
+            ]
+            assert (kept["fleet"].instructions, kept["fleet"].ttl_ms) == (HANDBOOK, 600_000)
+            assert (kept["plain"].instructions, kept["plain"].ttl_ms) == ("Plain notes.", None)
+            assert cached.control.methods["tools/list"] == 1
+
+            # Fresh by its TTL: not contacted; without a TTL: listed again, as every run.
+            again = await index_tools(catalogue, store)
+            assert states(again) == {"fleet": "fresh", "plain": "listed"}
+            fresh = again[0]
+            assert fresh.detail.startswith(f"{len(fresh.tools)} tools kept, fresh until ")
+            assert fresh.instructions == HANDBOOK and fresh.ttl_ms == 600_000
+            assert [t.name for t in fresh.tools] == [t.name for t in first[0].tools]
+            assert cached.control.methods["tools/list"] == 1
+            assert plain.control.methods["tools/list"] == 2
+
+            refreshed = await index_tools(catalogue, store, refresh=True)
+            assert states(refreshed) == {"fleet": "listed", "plain": "listed"}
+            assert cached.control.methods["tools/list"] == 2
+
+        # A store of tools alone (written for the older protocol) keeps working: tools saved,
+        # every server listed on every run.
+        older = ToolsOnly()
+        for _ in range(2):
+            assert states(await index_tools(catalogue, older)) == {
+                "fleet": "listed",
+                "plain": "listed",
+            }
+        assert set(older.saved) == {"fleet", "plain"}
+        assert cached.control.methods["tools/list"] == 4
+
+
+async def test_refresh_must_be_a_bool() -> None:
+    with pytest.raises(TypeError, match="refresh must be a bool, got str"):
+        await index_tools([], MemoryMcpAdapter("c"), refresh="yes")  # type: ignore[arg-type]
+
+
+async def test_discovery_ranks_on_indexed_instructions(tmp_path: Path) -> None:
+    path = tmp_path / "chat.db"
+    async with serve("notes") as notes, McpTestServer(notes_saying(HANDBOOK)) as fleet:
+        # The same tools and descriptions: only the instructions tell them apart.
+        catalogue = [http("pages", notes), http("fleet", fleet.url)]
+        async with SqliteMcpAdapter(path, "indexer") as store:
+            await index_tools(catalogue, store)
+        query = {"query": "zanzibar handbook"}
+        model = ScriptedModel(
+            [
+                [ToolCall(id="m1", name=FIND_CAPABILITY, input={"need": "the fleet handbook"})],
+                [ToolCall(id="s1", name="list_capabilities", input=query)],
+                "fleet can do it",
+                "ok",
+            ]
+        )
+        glove = Glove(model=model, system_prompt="main", server_mode=True)
+        async with (
+            SqliteMcpAdapter(path, "conversation") as adapter,
+            await mount_mcp(glove, adapter, catalogue, discovery_ranker=None),
+        ):
+            glove.build()
+            await glove.process_request("what does the handbook say about storms?")
+    sub = [r for r in model.requests if r.system != "main"]
+    listed = sub[1].messages[-1].tool_results
+    assert listed is not None
+    rows = listed[0].result.data
+    assert isinstance(rows, list) and [row["id"] for row in rows] == ["fleet"]
+    assert HANDBOOK not in str(listed[0].result.data)  # ranked on, never shown
