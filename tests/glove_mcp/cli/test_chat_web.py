@@ -1,0 +1,209 @@
+"""``glove-mcp chat`` and a server's view (MCP Apps), against FastMCP 4
+(``tests/interop/fastmcp``): the terminal prints the result's text and a link; the link opens
+this conversation in the chat's own web page, with the view, for the secret in the link
+alone; a view's tool call is asked on the page; the secret is in no log line."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import re
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from glove_core import SqliteStore
+from glove_mcp.adapter import SqliteMcpAdapter
+from tests.glove_mcp.cli._commands import CLI, cli_env, write_catalogue
+from tests.interop.fastmcp.server import fastmcp_server
+
+LINK = re.compile(r"http://127\.0\.0\.1:(\d+)/#session=(s)&key=([A-Za-z0-9_-]{43})")
+
+
+@dataclass
+class Chat:
+    """A running ``glove-mcp chat --debug`` whose first message showed a view."""
+
+    process: subprocess.Popen[str]
+    lines: queue.Queue[str]
+    out: list[str]
+    home: Path
+    base: str
+    secret: str
+
+    def read_until(self, pattern: str) -> str:
+        """The next stdout line matching ``pattern`` (every line read is kept in ``out``)."""
+        while True:
+            line = self.lines.get(timeout=60)
+            self.out.append(line)
+            if re.search(pattern, line):
+                return line
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def headers(self, key: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key or self.secret}"}
+
+
+@pytest.fixture(scope="module")
+def chat(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Chat]:
+    home = tmp_path_factory.mktemp("chat-web")
+    with fastmcp_server() as url:
+        catalogue = write_catalogue(home / "servers.toml", fm=url)
+        db = home / "chat.db"
+        # The server active in the conversation already, and its view tool allowed "always"
+        # (stdin is a pipe: the terminal refuses every question it would ask).
+        asyncio.run(_prepare(db))
+        replies = [{"tool_calls": [{"name": "fm__show_counter", "input": {}}]}, "Here it is."]
+        (home / "script.json").write_text(json.dumps(replies), encoding="utf-8")
+        args = [*("chat", "--session", "s", "--script", str(home / "script.json"))]
+        args += [*("--catalogue", str(catalogue), "--db", str(db), "--debug")]
+        args.append("--no-untrusted-marks")  # the result's text on its line, unwrapped
+        with (home / "stderr.log").open("w") as errors:
+            process = subprocess.Popen(
+                [*CLI, *args],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                text=True,
+                env=cli_env(home),
+            )
+            lines: queue.Queue[str] = queue.Queue()
+
+            def pump() -> None:
+                assert process.stdout is not None
+                for line in process.stdout:
+                    lines.put(line)
+
+            pumping = threading.Thread(target=pump, daemon=True)
+            pumping.start()
+            running = Chat(process, lines, [], home, "", "")
+            try:
+                running.send("show me the counter")
+                found = LINK.search(running.read_until(r"view of fm: "))
+                assert found is not None, running.out
+                running.base = f"http://127.0.0.1:{found.group(1)}"
+                running.secret = found.group(3)
+                running.read_until(r"agent: Here it is")
+                yield running
+            finally:
+                if process.poll() is None:
+                    assert process.stdin is not None
+                    process.stdin.close()  # end of input: the chat leaves
+                    try:
+                        process.wait(30)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+                        process.wait()
+                pumping.join(10)
+                for stream in (process.stdin, process.stdout):
+                    if stream is not None:
+                        stream.close()
+
+
+async def _prepare(db: Path) -> None:
+    adapter = SqliteMcpAdapter(db, "s")
+    await adapter.activate("fm")
+    await adapter.aclose()
+    async with SqliteStore(db, "s") as store:
+        await store.set_permission("fm__show_counter", "{}", "granted")
+
+
+def test_a_view_result_prints_its_text_and_a_link(chat: Chat) -> None:
+    result = next(line for line in chat.out if line.startswith("← fm__show_counter: "))
+    assert "The counter is at" in result  # the result's text, as ever
+    line = next(line for line in chat.out if "view of fm: " in line)
+    assert line.strip().startswith("view of fm: http://127.0.0.1:")
+    assert line.rstrip().endswith("(opens this chat in the browser)")
+    # /web prints the same link (the page is served already).
+    chat.send("/web")
+    again = chat.read_until(r"this conversation in the browser")
+    assert f"#session=s&key={chat.secret}" in again
+
+
+def test_the_link_opens_this_conversation_with_its_view(chat: Chat) -> None:
+    page = httpx2.get(chat.base + "/")
+    assert page.status_code == 200 and "/web/app.js" in page.text
+    shown = httpx2.get(chat.base + "/sessions/s", headers=chat.headers())
+    assert shown.status_code == 200, shown.text
+    messages = shown.json()["messages"]
+    saved = asyncio.run(_saved(chat.home / "chat.db"))
+    assert messages == saved  # the chat's own conversation, as the chat saved it
+    assert any(m.get("text") == "show me the counter" for m in messages)
+    results = [r for m in messages for r in m.get("tool_results", [])]
+    view = results[0]["result"]["render_data"]["mcp_app"]
+    assert view["server"] == "fm" and "<button" in view["html"]
+    # The frame the page shows the view in: the server's sandboxed loader, unchanged.
+    frame = httpx2.get(chat.base + "/web/app-frame")
+    assert "sandbox allow-scripts" in frame.headers["content-security-policy"]
+
+
+async def _saved(db: Path) -> list[dict[str, Any]]:
+    async with SqliteStore(db, "s") as store:
+        return [m.model_dump(mode="json", exclude_none=True) for m in await store.get_messages()]
+
+
+def test_a_wrong_or_missing_secret_is_refused(chat: Chat) -> None:
+    assert httpx2.get(chat.base + "/sessions/s").status_code == 401
+    wrong = "x" * 43
+    assert httpx2.get(chat.base + "/sessions/s", headers=chat.headers(wrong)).status_code == 401
+    # The secret opens this conversation only: nothing else of the chat's file, no change.
+    key = chat.headers()
+    assert httpx2.get(chat.base + "/sessions", headers=key).status_code == 404
+    assert httpx2.post(chat.base + "/sessions", headers=key, json={}).status_code == 404
+    assert httpx2.get(chat.base + "/sessions/other", headers=key).status_code == 404
+    assert httpx2.delete(chat.base + "/sessions/s", headers=key).status_code == 404
+    sent = httpx2.post(chat.base + "/sessions/s/messages", headers=key, json={"text": "hi"})
+    assert sent.status_code == 404
+    assert "open the link the chat printed" in sent.json()["error"]
+
+
+def test_a_views_tool_call_is_asked_on_the_page(chat: Chat) -> None:
+    key = chat.headers()
+    call = {"tool": "fm__increment", "arguments": {}, "server": "fm"}
+    answers: list[httpx2.Response] = []
+    calling = threading.Thread(
+        target=lambda: answers.append(
+            httpx2.post(chat.base + "/sessions/s/app-calls", headers=key, json=call, timeout=60)
+        )
+    )
+    calling.start()
+    # The terminal (stdin a pipe) would refuse it at once: it waits for the page instead.
+    asked = None
+    while asked is None and calling.is_alive():
+        slots = httpx2.get(chat.base + "/sessions/s/slots", headers=key).json()["slots"]
+        asked = next((s for s in slots if s["input"].get("requested_by")), None)
+    assert asked is not None, answers[0].json()  # not refused by the terminal meanwhile
+    assert asked["renderer"] == "permission_request"
+    assert asked["input"]["requested_by"] == "the view of fm"
+    assert answers == []
+    answered = httpx2.post(
+        f"{chat.base}/sessions/s/slots/{asked['id']}", headers=key, json={"value": True}
+    )
+    assert answered.status_code == 200, answered.text
+    calling.join(60)
+    result = answers[0].json()
+    assert result["status"] == "success", result
+    assert result["render_data"]["structured_content"]["count"] >= 1
+
+
+def test_the_secret_is_in_no_log_line_and_goes_with_the_chat(chat: Chat) -> None:
+    base, secret = chat.base, chat.secret
+    assert httpx2.get(base + "/sessions/s", headers=chat.headers()).status_code == 200
+    chat.send("/quit")
+    assert chat.process.wait(30) == 0
+    log = (chat.home / "stderr.log").read_text()
+    assert "glove_mcp" in log  # --debug: every log line of the run is there
+    assert secret not in log
+    with pytest.raises(httpx2.ConnectError):
+        httpx2.get(base + "/sessions/s", headers=chat.headers())
