@@ -173,6 +173,9 @@ class SessionPage:
             HttpLimits(graceful_shutdown=2, max_connections=64),
             log_level="warning",
             access_log=False,
+            # The program's logging stays as it set it up (uvicorn would install its own
+            # handlers): its few warnings reach the program's handler like any library's.
+            log_config=None,
         )
         self._server, self._uvicorn = server, _Quiet(config)
         self._secret, self._port = secret, sock.getsockname()[1]
