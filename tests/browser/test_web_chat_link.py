@@ -55,3 +55,8 @@ def test_the_chats_link_opens_its_conversation_with_the_view(browser: Any, tmp_p
         expect(page.locator("#status")).to_contain_text("following s")
         expect(page.locator(".view")).to_have_count(1)
         context.close()
+        # The browser asked for "/" alone: the fragment, and the secret in it, never left it
+        # (the chat runs with --debug: its access log lines are there).
+        log = (chat.home / "stderr.log").read_text()
+        assert "glove_mcp.access: GET / 200" in log
+        assert chat.secret not in log
