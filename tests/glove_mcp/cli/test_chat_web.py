@@ -6,6 +6,8 @@ alone; a view's tool call is asked on the page; the secret is in no log line."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,7 +17,8 @@ import httpx2
 import pytest
 
 from glove_core import SqliteStore
-from tests.glove_mcp.cli._chat_web import Chat, running_chat
+from tests.glove_mcp.cli._chat_web import LINK, Chat, running_chat
+from tests.glove_mcp.cli._commands import Ran, in_process, write_catalogue
 from tests.interop.fastmcp.server import fastmcp_server
 
 
@@ -114,3 +117,37 @@ def test_the_secret_is_in_no_log_line_and_goes_with_the_chat(chat: Chat) -> None
     assert secret not in log
     with pytest.raises(httpx2.ConnectError):
         httpx2.get(base + "/sessions/s", headers=chat.headers())
+
+
+def _chat_in_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], session: str, stdin: str
+) -> Ran:
+    (tmp_path / "script.json").write_text(json.dumps(["Hi."]), encoding="utf-8")
+    catalogue = write_catalogue(tmp_path / "servers.toml", tracker="http://127.0.0.1:9/mcp")
+    return in_process(
+        *("chat", "--session", session, "--new", "--script", str(tmp_path / "script.json")),
+        *("--catalogue", str(catalogue), "--db", str(tmp_path / "chat.db")),
+        home=tmp_path,
+        stdin=stdin,
+        capsys=capsys,
+    )
+
+
+def test_web_says_what_it_can_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    ran = _chat_in_process(tmp_path, capsys, "fresh", "/web\nhello\n/web\n")
+    assert ran.status == 0, ran.err
+    assert "nothing to show yet: the web page opens once the conversation has a message" in ran.out
+    link = LINK.pattern.replace("(s)", "fresh")
+    assert re.search(link, ran.out.split("agent: Hi.")[1]), ran.out  # once it has one
+
+
+def test_web_names_an_id_the_page_cannot_serve(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ran = _chat_in_process(tmp_path, capsys, "two words", "hello\n/web\n")
+    assert ran.status == 0, ran.err
+    assert (
+        "conversation two words cannot be opened in the web page: its id is not 1-128 "
+        "characters from A-Z a-z 0-9 _ . : -"
+    ) in ran.out
+    assert "http://127.0.0.1" not in ran.out
