@@ -104,16 +104,22 @@ class SessionPage:
 
     Args:
         db_path: the SQLite file the conversation is saved in (the agent's store's file).
-        session_id: the conversation.
-        glove: its agent, built, with ``server_mode=False`` so that a view's tool call asks
-            the person (on the page) first.
+        session_id: the conversation (an id the server can serve: ``servable_id``).
+        glove: its agent, built. Without ``server_mode``, a view's tool call asks the person
+            first (its permission slot names ``requested_by``, for the page to answer).
+
+    Raises:
+        ValueError: ``session_id`` is not an id the server can serve.
     """
 
     def __init__(self, db_path: str, session_id: str, glove: Glove) -> None:
         self._db_path = db_path
         self._session = session_id
         if not servable_id(session_id):
-            raise ValueError(f"session id {session_id!r} cannot be served (see check_id)")
+            raise ValueError(
+                f"session id {session_id!r} cannot be served: 1-128 characters from "
+                "[A-Za-z0-9_.:-], not only dots"
+            )
         self._glove = glove
         self._secret: str | None = None
         self._port: int | None = None
