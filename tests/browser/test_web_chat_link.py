@@ -28,6 +28,7 @@ def test_the_chats_link_opens_its_conversation_with_the_view(browser: Any, tmp_p
         assert page.url == f"{chat.base}/#session=s"
         assert page.evaluate("sessionStorage.getItem('glove-api-key')") == chat.secret
         # The chat's conversation alone: no list of sessions, nothing to delete or send.
+        expect(page.locator("#principal")).to_have_text("opened from glove-mcp chat")
         expect(page.locator("main > nav")).to_be_hidden()
         expect(page.locator("#delete-session")).to_be_hidden()
         expect(page.locator("#text")).to_be_disabled()

@@ -152,6 +152,7 @@ function takeLink() {
 
 function showLinked() {
   document.body.classList.add("linked");
+  $("principal").textContent = "opened from glove-mcp chat";  // not a principal of a server
   document.querySelector("main > nav").hidden = true;
   $("text").placeholder = "Type your messages in the terminal: this page follows the chat";
   openSession(state.linked);
