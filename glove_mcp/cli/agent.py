@@ -40,6 +40,7 @@ from glove_mcp.cli.chat_session import (
     new_session_id,
     saved_ids,
 )
+from glove_mcp.cli.chat_web import ChatWebPage, servable_id
 from glove_mcp.cli.config import database_file, load_catalogue, open_token_store
 from glove_mcp.cli.console import ConsolePrinter, chat_loop, plain
 from glove_mcp.cli.console_asks import ConsoleQuestions
@@ -187,8 +188,10 @@ async def _open_conversation(
     *,
     pause: Callable[[], None],
     resume: Callable[[], None],
+    apps: bool = False,
 ) -> tuple[Glove, McpMount]:
-    """The agent of conversation ``session``, its servers mounted; notices go to ``out``."""
+    """The agent of conversation ``session``, its servers mounted; notices go to ``out``.
+    With ``apps``, servers are told views can be shown (the chat serves its web page)."""
     conversation = await stack.enter_async_context(SqliteStore(parts.db, session))
     # An explicit display manager: the terminal answers what servers ask through it.
     display = DisplayManager()
@@ -232,6 +235,7 @@ async def _open_conversation(
             adapter=adapter,
             entries=parts.entries,
             mark_untrusted=not getattr(args, "no_untrusted_marks", False),
+            apps=apps,
         )
     stack.push_async_callback(mount.aclose)
     glove.build()
@@ -253,10 +257,24 @@ async def _converse(
         if first_line is None:
             out.write(f"session {session} (resume with: {resume_hint(args, session)})\n")
             out.flush()
+        # Views (MCP Apps) are shown by the conversation's web page, which the chat serves:
+        # declared only where it can (an id the page can serve).
+        apps = servable_id(session)
         glove, mount = await _open_conversation(
-            args, parts, session, stack, out, pause=printer.pause, resume=printer.resume
+            args,
+            parts,
+            session,
+            stack,
+            out,
+            pause=printer.pause,
+            resume=printer.resume,
+            apps=apps,
         )
         glove.add_subscriber(printer)
+        web = ChatWebPage(glove, parts.db, session, printer) if apps else None
+        if web is not None:
+            stack.push_async_callback(web.aclose)  # before the agent and its servers close
+            glove.add_subscriber(web)  # after the printer: the link goes under the result
         if first_line is None:
             active = ", ".join(mount.loaded) or NO_SERVERS
             out.write(f"active servers: {active}. /help lists commands; /quit to leave.\n")
@@ -279,6 +297,14 @@ async def _converse(
                 await list_servers(parts.entries, list(mount.loaded), parts.store, out)
             elif word == "/sessions":
                 await list_sessions(parts.db, session, out)
+            elif word == "/web":
+                if web is None:
+                    out.write(
+                        f"conversation {plain(session)} cannot be opened in the web page: its "
+                        "id is not 1-128 characters from A-Z a-z 0-9 _ . : -\n"
+                    )
+                else:
+                    await web.command(out)
             elif word in ("/prompts", "/prompt"):
                 return await handle_prompt_command(text, mount, out)
             elif word.startswith("/"):

@@ -1,6 +1,7 @@
 """``glove-mcp chat``'s conversations and slash commands: which conversation a run opens
 (``--session``, ``--new``, ``--continue``), and ``/help``, ``/clear``, ``/servers``,
-``/sessions`` (``/prompts`` and ``/prompt`` live in ``_cli_prompts``). Slash commands are
+``/sessions`` (``/prompts`` and ``/prompt`` live in ``_cli_prompts``, ``/web`` in
+``chat_web``). Slash commands are
 answered here and never sent to the model; an unknown one says so.
 """
 
@@ -36,6 +37,7 @@ HELP = """\
 /sessions             saved conversations, newest last (resume: glove-mcp chat --session ID)
 /prompts              the active servers' prompts
 /prompt S NAME [k=v]  send server S's prompt NAME, filled in
+/web                  open this conversation in the browser (where servers' views show)
 /quit                 leave (or Ctrl-D); Ctrl-C stops a reply
 Anything else goes to the agent."""
 

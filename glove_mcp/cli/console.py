@@ -76,6 +76,11 @@ class ConsolePrinter:
         self._out.write("  " * self._depth + text + "\n")
         self._out.flush()
 
+    def note(self, text: str) -> None:
+        """One line of the chat's own (``text`` is written as it is: clean what servers said
+        with ``plain`` first), dimmed, on a line of its own."""
+        self._line(self._paint(text, "2"))
+
     def end_turn(self) -> None:
         """Finish a streamed line, if one is open."""
         self.progress.clear()

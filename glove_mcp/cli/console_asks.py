@@ -1,6 +1,8 @@
 """Every question the agent asks, answered in the terminal: a tool's permission (allow once,
 always, deny), discovery's server picker (numbered choices), an MCP server's sampling request
-(approve or refuse) and its elicitations (``ElicitationPrompter``'s forms and URLs).
+(approve or refuse) and its elicitations (``ElicitationPrompter``'s forms and URLs). The one
+exception is the permission of a tool call a view makes on the web page (``chat_web``): the
+page asks it.
 
 One question at a time, read in a worker thread while the event loop keeps running; the
 spinner is kept off the screen meanwhile. When stdin is no terminal nobody can answer: each
@@ -45,6 +47,14 @@ class ConsoleQuestions(ElicitationPrompter):
     the arguments)."""
 
     renderers = frozenset({ELICITATION_RENDERER, PERMISSION, PICKER, SAMPLING})
+
+    def _answers(self, slot: Slot) -> bool:
+        # A permission a view asked for (``requested_by``: its tool call from the web page)
+        # is answered on the page, where the person clicked: the terminal is at its prompt
+        # meanwhile, and two readers of one stdin would take each other's lines.
+        if slot.renderer == PERMISSION and _input(slot).get("requested_by"):
+            return False
+        return super()._answers(slot)
 
     async def _ask(self, slot: Slot) -> tuple[Any, str]:
         if slot.renderer == PERMISSION:

@@ -175,12 +175,16 @@ class ElicitationPrompter:
         waiting = {s.id for s in slots}
         self._seen &= waiting  # forget answered slots, so the set does not grow
         for slot in slots:
-            if slot.renderer not in self.renderers or slot.id in self._seen:
+            if not self._answers(slot) or slot.id in self._seen:
                 continue
             self._seen.add(slot.id)
             task = asyncio.get_running_loop().create_task(self._answer(slot))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
+
+    def _answers(self, slot: Slot) -> bool:
+        """Whether this terminal answers ``slot`` (its renderer is one of ``renderers``)."""
+        return slot.renderer in self.renderers
 
     def _write(self, text: str) -> None:
         self._out.write(text)

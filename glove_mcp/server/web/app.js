@@ -4,7 +4,9 @@
 "use strict";
 
 const KEY_ITEM = "glove-api-key";
-const state = { key: null, session: null, cursor: 0, follow: null, nextPage: null, titles: {} };
+// Opened from `glove-mcp chat`'s link: this page follows that one conversation (its id here).
+const LINKED_ITEM = "glove-linked-session";
+const state = { key: null, session: null, cursor: 0, follow: null, nextPage: null, titles: {}, linked: null };
 
 const $ = (id) => document.getElementById(id);
 
@@ -119,9 +121,41 @@ async function signIn(key) {
   $("app").hidden = false;
   $("forget").hidden = false;
   setStatus("connected");
+  if (state.linked) {
+    showLinked();
+    return;
+  }
   loadSessions(false).catch((err) => showError("chat-error", err.message));
   reopenRemembered();
   loadServers().catch((err) => showError("servers-error", err.message));
+}
+
+// -- a terminal chat's conversation (the link `glove-mcp chat` prints) ------------------------
+// The link's fragment names the session and the key (session=ID, key=SECRET): a fragment
+// never reaches a server or a log. The key goes to this tab's sessionStorage and leaves the
+// address bar (and the history) at once.
+// The page then shows that conversation alone: no list, no other session; messages are typed
+// in the terminal, questions of its turns answered there; a view's tool call asks here.
+function takeLink() {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const key = params.get("key");
+  const session = params.get("session");
+  if (key && session) {
+    sessionStorage.setItem(KEY_ITEM, key);
+    sessionStorage.setItem(LINKED_ITEM, session);
+    rememberSession(session);
+  } else if (params.has("key")) {
+    rememberSession(null); // a broken link: its key goes from the address all the same
+  }
+  state.linked = sessionStorage.getItem(LINKED_ITEM);
+}
+
+function showLinked() {
+  document.body.classList.add("linked");
+  $("principal").textContent = "opened from glove-mcp chat";  // not a principal of a server
+  document.querySelector("main > nav").hidden = true;
+  $("text").placeholder = "Type your messages in the terminal: this page follows the chat";
+  openSession(state.linked);
 }
 
 function showPrincipal(who) {
@@ -140,7 +174,9 @@ function logout(reason) {
   stopFollowing();
   state.key = null;
   state.session = null;
+  state.linked = null;
   sessionStorage.removeItem(KEY_ITEM);
+  sessionStorage.removeItem(LINKED_ITEM);
   showPrincipal(null);
   $("app").hidden = true;
   $("forget").hidden = true;
@@ -269,12 +305,12 @@ function openSession(id) {
   rememberSession(id);
   $("session-name").textContent = id;
   markOpen();
-  $("delete-session").hidden = false;
+  $("delete-session").hidden = !!state.linked;
   $("log").replaceChildren();
   $("live").replaceChildren();
   $("asks").replaceChildren();
   showError("chat-error", "");
-  enableComposer(true);
+  enableComposer(!state.linked);
   follow();
 }
 
@@ -471,6 +507,11 @@ function renderSlots(slots) {
   const asks = $("asks");
   asks.replaceChildren();
   for (const slot of slots) {
+    const input = slot.input || {};
+    if (state.linked && !(slot.renderer === "permission_request" && input.requested_by)) {
+      asks.append(terminalCard(slot));
+      continue;
+    }
     if (slot.renderer === "permission_request") asks.append(permissionCard(slot));
     else if (slot.renderer === "mcp_elicitation") asks.append(elicitationCard(slot));
     else if (slot.renderer === "mcp_picker") asks.append(pickerCard(slot));
@@ -601,6 +642,16 @@ function samplingCard(slot) {
   row.append(button("Allow", () => answer(slot, { value: true }, box)));
   row.append(button("Deny", () => answer(slot, { value: false }, box)));
   box.append(row, el("p", "error"));
+  return box;
+}
+
+// A question of a turn the terminal started: answered there, where it is asked.
+function terminalCard(slot) {
+  const input = slot.input || {};
+  const what = slot.renderer === "permission_request" ? "Allow " + input.tool + "?" : slot.renderer;
+  const box = card(what, slot);
+  box.classList.add("terminal");
+  box.append(el("p", "hint", "asked in the terminal: answer it there"));
   return box;
 }
 
@@ -742,6 +793,7 @@ function start() {
       $("composer").requestSubmit();
     }
   });
+  takeLink();
   const saved = sessionStorage.getItem(KEY_ITEM);
   if (saved) signIn(saved);
 }
@@ -890,6 +942,12 @@ function viewMessage(view, id, params) {
   const text = parts.filter((p) => p && p.type === "text" && typeof p.text === "string").map((p) => p.text).join("\n");
   if (!text) {
     viewError(view, id, -32602, "ui/message takes text content");
+    return;
+  }
+  if (state.linked) {
+    // Messages are typed in the terminal: the view's words are shown for the person to copy.
+    view.box.querySelector(".error").textContent = "the view suggests a message; type it in the terminal to send it: " + text;
+    viewError(view, id, -32000, "this page follows a terminal chat: the person sends messages there");
     return;
   }
   $("text").value = text;
