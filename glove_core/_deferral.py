@@ -26,6 +26,7 @@ import logging
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
+from glove_core._history_facts import HistoryFacts
 from glove_core.tools import JoiningToolSource, Tool, ToolSpec
 from glove_core.types import Message, ToolResult
 
@@ -110,6 +111,13 @@ class ToolPrefix:
         if history:
             self._scans[conversation] = (len(history), history[-1].id, names, marker)
         return names, marker
+
+    def seed(self, conversation: str, facts: HistoryFacts) -> None:
+        """Take what a request's start read of its history (``facts``) as this conversation's
+        scan, so the next plan reads only the messages added since."""
+        if facts.count:
+            last = facts.messages[facts.count - 1].id
+            self._scans[conversation] = (facts.count, last, set(facts.references), facts.epoch)
 
     def _referenced(self, conversation: str, history: Sequence[Message]) -> set[str]:
         return self._scan(conversation, history)[0]

@@ -74,19 +74,24 @@ async def execute_tool_calls(
             [_tool_step(runner, tools, c, signal, disabled) for c in calls], parallel=parallel
         )
     if parallel:
-        # Tasks awaited in order rather than ``asyncio.gather``: a call always ends in a result,
-        # so gather's early exit on the first error is never needed, and its gathering future
-        # and callbacks were a fifth of the loop's time with three quick calls per reply.
+        # The first call runs in this task (as a sequential call does), the others in tasks of
+        # their own, awaited in order rather than through ``asyncio.gather``: a call always ends
+        # in a result, so gather's early exit on the first error is never needed, and its
+        # gathering future, its callbacks and one task more were a fifth of the loop's time
+        # with three quick calls per reply.
+        first, *rest = calls
         loop = asyncio.get_running_loop()
         tasks = [
-            loop.create_task(_run_call(runner, tools, c, signal, disabled, traced)) for c in calls
+            loop.create_task(_run_call(runner, tools, c, signal, disabled, traced)) for c in rest
         ]
         try:
-            return [await task for task in tasks]
+            results = [await _run_call(runner, tools, first, signal, disabled, traced)]
+            results.extend([await task for task in tasks])
         except BaseException:
             for task in tasks:  # as gather does when it is cancelled or a call raises
                 task.cancel()
             raise
+        return results
     return [await _run_call(runner, tools, call, signal, disabled, traced) for call in calls]
 
 

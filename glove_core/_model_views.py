@@ -8,6 +8,7 @@ call, so a call costs what changed, not the whole history.
 
 from __future__ import annotations
 
+from glove_core._history_facts import HistoryFacts
 from glove_core.models.base import without_render_data
 from glove_core.types import Message
 
@@ -36,6 +37,13 @@ class ModelViews:
                 known = self._views[message.id] = (message, without_render_data([message])[0])
             views.append(known[1])
         return views
+
+    def seed(self, facts: HistoryFacts) -> None:
+        """Take the saved history's views from ``facts`` when none of it carries render_data
+        (the usual case): the first model call then views only what was added since."""
+        if not facts.render_data:
+            self._viewed = facts.messages
+            self._sent = list(facts.messages[: facts.count])
 
     def one(self, message: Message) -> Message:
         """One message as models see it."""

@@ -112,7 +112,7 @@ class ToolSources:
         # Every source is still asked (what it offers may change between calls); comparing
         # its answer with the last one is a C-level identity check per tool, much cheaper
         # than rebuilding the list, the name map and the conflict check on every call.
-        offered = tuple(tuple(s.get_tools()) for s in self._sources)
+        offered = tuple([tuple(s.get_tools()) for s in self._sources])
         known = self._listing
         if known is not None and known.offered == offered:
             return known

@@ -18,6 +18,7 @@ from typing import Literal, cast
 
 from glove_core._deferral import attach_references
 from glove_core._execute import ToolRunner, execute_tool_calls, interrupted_result
+from glove_core._history_facts import history_facts
 from glove_core._model_views import ModelViews
 from glove_core._tool_sources import ToolSources
 from glove_core.abort import AbortError, AbortSignal
@@ -450,7 +451,11 @@ async def _start(
         run.history = await read_visible_history(store)
         run.total = await store.get_usage()
     run.saved_before = list(run.history)
-    run.disabled = disabled_tools(run.history)
+    # One pass over the history read: what the parts below would each have walked it for.
+    facts = history_facts(run.history)
+    run.disabled = disabled_tools(facts.runtime)
+    run.views.seed(facts)
+    run.parts.tool_sources.prefix.seed(store.identifier, facts)
     repair = repair_dangling(run.history)
     if repair is not None:
         logger.warning(

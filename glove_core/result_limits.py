@@ -216,7 +216,9 @@ def bound_result(result: ToolResultData, limits: ResultLimits) -> ToolResultData
     update: dict[str, Any] = {}
     text_limit = limits.max_text_chars
     data = result.data
-    if data is not None and json_size(data, text_limit) > text_limit:
+    # A short string, what most tools return, is within the limit without being measured.
+    short = type(data) is str and len(data) + 2 <= text_limit
+    if data is not None and not short and json_size(data, text_limit) > text_limit:
         text = data_text(data)
         if len(text) > text_limit:
             update["data"] = cut_text(text, text_limit)
