@@ -637,15 +637,12 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     # request needs no second pass to take render_data out.
     views = run.views.history(sent)
     request_index: int | None = None
+    # The request's own list, built once: a history of hundreds of messages is copied once
+    # per model call, not once per step below.
+    messages = RenderFreeMessages(views)
     if run.request_context is not None:
         request_index = run.request_index
-        messages = [
-            *views[:request_index],
-            run.views.one(run.request_context),
-            *views[request_index:],
-        ]
-    else:
-        messages = list(views)
+        messages.insert(request_index, run.views.one(run.request_context))
     saved_count = len(messages)
     if parts.context.has("iteration"):
         snapshots = await parts.context.resolve("iteration", run.signal)
@@ -655,7 +652,8 @@ async def _build_model_request(run: _Run) -> ModelRequest:
             messages.append(run.views.one(transient))
     # Never saved; appended after the saved prefix, so it never splits a tool call from its result.
     reminder = run.reminder
-    messages = place_transient(messages, None if reminder is None else run.views.one(reminder))
+    if reminder is not None:
+        messages = RenderFreeMessages(place_transient(messages, run.views.one(reminder)))
     sources = parts.tool_sources
     plan = sources.prefix.plan(
         parts.store.identifier, run.history, sources.listing(), sources.joined()
@@ -663,7 +661,7 @@ async def _build_model_request(run: _Run) -> ModelRequest:
     return ModelRequest(
         system=parts.system_prompt,
         tools=list(plan.specs),
-        messages=RenderFreeMessages(messages),
+        messages=messages,
         saved_count=saved_count,
         request_context_index=request_index,
         conversation_id=parts.store.identifier,
