@@ -192,6 +192,16 @@ class LearnedListing:
     listed_at: datetime
     ttl_ms: int | None = None
 
+    @classmethod
+    def from_row(cls, instructions: object, listed_at: object, ttl_ms: object) -> LearnedListing:
+        """A listing as the stores keep it: a row of ``glove_mcp_learned_servers`` (the same
+        shape in SQLite and PostgreSQL)."""
+        return cls(
+            str(instructions),
+            datetime.fromisoformat(str(listed_at)),
+            int(ttl_ms) if isinstance(ttl_ms, int) else None,
+        )
+
     def fresh_until(self) -> datetime | None:
         """When the kept listing stops being fresh; None when the server gave no TTL."""
         if self.ttl_ms is None:
@@ -582,7 +592,7 @@ class SqliteMcpAdapter(AsyncResource):
                 "WHERE server_id = ?",
                 (server_id,),
             ).fetchone()
-            kept_listing = None if row is None else _listing(*row)
+            kept_listing = None if row is None else LearnedListing.from_row(*row)
             return same_tools, kept_listing is not None and kept_listing.unchanged_by(*listing, now)
 
         # Every session that opens the server saves its listing: unchanged (the usual case),
@@ -638,7 +648,7 @@ class SqliteMcpAdapter(AsyncResource):
             rows = conn.execute(
                 "SELECT server_id, instructions, listed_at, ttl_ms FROM glove_mcp_learned_servers"
             ).fetchall()
-            return {str(row[0]): _listing(*row[1:]) for row in rows}
+            return {str(row[0]): LearnedListing.from_row(*row[1:]) for row in rows}
 
         return await self._db.read(read)
 
@@ -651,12 +661,3 @@ class SqliteMcpAdapter(AsyncResource):
 
     def __repr__(self) -> str:
         return f"SqliteMcpAdapter({str(self.path)!r}, {self.conversation_id!r})"
-
-
-def _listing(instructions: object, listed_at: object, ttl_ms: object) -> LearnedListing:
-    """A ``LearnedListing`` from its row (both databases store the same shape)."""
-    return LearnedListing(
-        str(instructions),
-        datetime.fromisoformat(str(listed_at)),
-        int(ttl_ms) if isinstance(ttl_ms, int) else None,
-    )

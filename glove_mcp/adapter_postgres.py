@@ -183,7 +183,7 @@ class PostgresMcpAdapter(AsyncResource):
                 (server_id,),
             )
             row = await cursor.fetchone()
-            kept_listing = None if row is None else _listing(*row)
+            kept_listing = None if row is None else LearnedListing.from_row(*row)
             return same_tools, kept_listing is not None and kept_listing.unchanged_by(*listing, now)
 
         await self.open()
@@ -245,15 +245,7 @@ class PostgresMcpAdapter(AsyncResource):
             return await cursor.fetchall()
 
         await self.open()
-        return {str(row[0]): _listing(*row[1:]) for row in await self._db.read(read)}
+        return {str(row[0]): LearnedListing.from_row(*row[1:]) for row in await self._db.read(read)}
 
     def __repr__(self) -> str:
         return f"PostgresMcpAdapter({self._db.name!r}, {self.conversation_id!r})"
-
-
-def _listing(instructions: object, listed_at: object, ttl_ms: object) -> LearnedListing:
-    return LearnedListing(
-        str(instructions),
-        datetime.fromisoformat(str(listed_at)),
-        int(ttl_ms) if isinstance(ttl_ms, int) else None,
-    )
