@@ -47,8 +47,8 @@ recording every span and metric costs against a tree that records none; ``--trac
 (the default) leaves the API's no-op providers, so ``--baseline main`` states what the
 instrumentation costs when nobody traces.
 
-Run: ``python bench/loop_overhead.py [--requests 20] [--repeats 7] [--mode both] [--profile]
-[--baseline 3efbf08] [--tracing none|sdk]``
+Run: ``python bench/loop_overhead.py [--requests 20] [--repeats 7] [--pairs 15] [--mode both]
+[--profile] [--baseline 3efbf08] [--tracing none|sdk]``
 """
 
 import argparse
@@ -772,7 +772,7 @@ async def run(args: argparse.Namespace) -> int:
         if args.tracing == "sdk":
             print("both trees with the OpenTelemetry SDK configured (exporters that drop)")
         trees = compare_trees(
-            args.baseline, modes, args.requests, args.repeats, args.warmup, args.tracing
+            args.baseline, modes, args.requests, args.pairs, args.warmup, args.tracing
         )
         print_trees(args.baseline, trees)
 
@@ -807,6 +807,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--requests", type=int, default=20, help="requests per repetition")
     parser.add_argument("--repeats", type=int, default=7, help="repetitions per side")
+    parser.add_argument(
+        "--pairs",
+        type=int,
+        default=15,
+        help="back-to-back batches of the two trees (--baseline); on a shared virtual machine "
+        "a median of 7 moved by 0.1 from run to run",
+    )
     parser.add_argument("--warmup", type=int, default=5, help="warm-up requests per side")
     parser.add_argument(
         "--mode", choices=["sequential", "parallel", "both"], default="both", help="tool calls"
@@ -827,8 +834,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.worker:
         return asyncio.run(worker(args.worker, args.warmup))
-    if min(args.requests, args.repeats) < 1 or args.warmup < 0:
-        parser.error("--requests and --repeats must be at least 1, --warmup at least 0")
+    if min(args.requests, args.repeats, args.pairs) < 1 or args.warmup < 0:
+        parser.error("--requests, --repeats and --pairs must be at least 1, --warmup at least 0")
     return asyncio.run(run(args))
 
 

@@ -130,7 +130,7 @@ async def test_loop_overhead_runs_its_trees_with_the_opentelemetry_sdk() -> None
     code, out, err = await run_bench(
         "loop_overhead.py",
         *("--mode", "sequential", "--requests", "1", "--repeats", "1", "--warmup", "0"),
-        *("--baseline", "HEAD", "--tracing", "sdk"),
+        *("--pairs", "1", "--baseline", "HEAD", "--tracing", "sdk"),
         seconds=180,
     )
     assert code == 0, err
