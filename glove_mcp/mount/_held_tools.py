@@ -68,6 +68,8 @@ def held_tools_finder(
     server: str,
     held: Callable[[], HeldTools],
     load: Callable[[Sequence[str]], list[str]],
+    *,
+    name: str = MORE_TOOLS,
 ) -> Tool:
     """The ``<server>__more_tools`` tool.
 
@@ -75,8 +77,9 @@ def held_tools_finder(
         server: the catalogue id.
         held: the server's held tools now (loading takes tools out).
         load: loads the given bridged names (all held) and returns them.
+        name: its name after the namespace (``BoundedListing.finder_name``).
     """
-    name = bridged_tool_name(server, MORE_TOOLS)
+    name = bridged_tool_name(server, name)
 
     def find(input: MoreToolsInput, ctx: ToolContext) -> ToolResultData:
         now = held()

@@ -23,7 +23,7 @@ from glove_mcp.mount.bridge import (
     serves_resources,
     untrusted_output,
 )
-from glove_mcp.mount.listing import MORE_TOOLS, bound_listing, listing_read_limit
+from glove_mcp.mount.listing import bound_listing, listing_read_limit
 from glove_mcp.mount.options import MountOptions
 from glove_mcp.mount.skills import USE_SKILL_TOOL, SkillsInUse, server_skills, skill_tool
 from glove_mcp.subscribers import McpEvent, McpListingLimited
@@ -100,7 +100,7 @@ async def bridge_server(
     publish: Callable[[McpEvent], Awaitable[None]],
     *,
     skills_in_use: SkillsInUse | None = None,
-    finder: Callable[[], Tool] | None = None,
+    finder: Callable[[str], Tool] | None = None,
 ) -> BridgedServer:
     """List the server's tools within ``options.listing_limits`` and bridge each, with the
     mount's result bounds (``options.max_result_chars``, the Glove's ``result_limits``),
@@ -114,7 +114,7 @@ async def bridge_server(
     declares MCP Apps, results carry their views (``glove_mcp.mount.apps``) and tools for views
     alone are bridged apart (``app_tools``); without, those are left out.
 
-    Tools past ``max_tools`` are bridged and held; when there are any, ``finder()`` (the
+    Tools past ``max_tools`` are bridged and held; when there are any, ``finder(name)`` (the
     ``<id>__more_tools`` tool) is offered with the others.
 
     Raises:
@@ -189,8 +189,10 @@ async def bridge_server(
     if skills and skills_in_use is not None and USE_SKILL_TOOL not in listed:
         loader = skill_tool(conn, skills, skills_in_use, reader=reader is not None)
         bridged.append((wrap(loader), USE_SKILL_TOOL))
-    if held and finder is not None and MORE_TOOLS not in listed:
-        bridged.append((wrap(finder()), MORE_TOOLS))
+    if held and finder is not None:
+        # Named so that it clashes with none of the server's own tools, offered or held.
+        found_by = listing.finder_name
+        bridged.append((wrap(finder(found_by)), found_by))
     names = [t.name for t, _ in (*bridged, *held)]
     if len(set(names)) != len(names):
         dupes = sorted({n for n in names if names.count(n) > 1})

@@ -118,6 +118,17 @@ class BoundedListing:
             self.more_tools or self.big_schemas or self.over_budget or self.cut or self.held
         )
 
+    @property
+    def finder_name(self) -> str:
+        """The held-tool search tool's name after the namespace: ``more_tools``, or
+        ``more_tools_2`` (and so on) when the server has a tool of that name itself."""
+        taken = {t.name for t in self.tools} | {t.name for t in self.held}
+        name, number = MORE_TOOLS, 1
+        while name in taken:
+            number += 1
+            name = f"{MORE_TOOLS}_{number}"
+        return name
+
     def summary(self, server: str) -> str | None:
         """What was left out, in a few sentences that name each bound (None when nothing)."""
         if not self.limited:
@@ -128,7 +139,7 @@ class BoundedListing:
             parts.append(f"lists more than {limits.max_tools:,} tools (max_tools)")
         if self.held:
             names = [bridged_tool_name(server, t.name) for t in self.held]
-            finder = bridged_tool_name(server, MORE_TOOLS)
+            finder = bridged_tool_name(server, self.finder_name)
             parts.append(
                 f"{_count(names, 'tool')} past that bound are held back, not offered: "
                 f"{_names(names, _HELD_NAMES_SHOWN)}. To use one, call {finder} with "

@@ -256,9 +256,9 @@ class McpMount(AsyncResource):
             await conn.close()
             raise
 
-    def _finder(self, id: str) -> Callable[[], Tool]:
-        """Makes server ``id``'s ``<id>__more_tools`` tool (offered only while it holds
-        tools back)."""
+    def _finder(self, id: str) -> Callable[[str], Tool]:
+        """Makes server ``id``'s ``<id>__more_tools`` tool, given its name after the namespace
+        (offered only while it holds tools back)."""
 
         def held() -> HeldTools:
             loaded = self._loaded.get(id)
@@ -272,7 +272,7 @@ class McpMount(AsyncResource):
             self._joined.update(added)
             return added
 
-        return lambda: held_tools_finder(id, held, load)
+        return lambda name: held_tools_finder(id, held, load, name=name)
 
     def _requests_for(self, entry: McpCatalogueEntry) -> ServerRequests:
         """How server ``entry`` is answered (see ``glove_mcp.mount.options``)."""

@@ -34,8 +34,8 @@ _TOOLS = [
 LIMITS = ListingLimits(max_tools=4)
 
 
-def _server() -> Server[Any]:
-    tools = [types.Tool(name=n, description=d, input_schema=_OBJECT) for n, d in _TOOLS]
+def _server(extra: tuple[tuple[str, str], ...] = ()) -> Server[Any]:
+    tools = [types.Tool(name=n, description=d, input_schema=_OBJECT) for n, d in (*_TOOLS, *extra)]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=tools)
@@ -164,3 +164,35 @@ async def test_no_held_tools_without_a_bound_reached_and_none_with_max_held_tool
         ):
             names = mount.tool_names("tracker")
         assert len(names) == expected and "tracker__more_tools" not in names
+
+
+async def test_a_server_with_its_own_more_tools_keeps_it_and_the_finder_takes_another_name() -> (
+    None
+):
+    # The server's own ``more_tools`` is held (past max_tools): the finder must not collide
+    # with it (the mount failed with "duplicate tool names"), and it stays loadable.
+    own = (("more_tools", "The server's own tool of that name."),)
+    script: list[Any] = [
+        [ToolCall(id="c1", name="tracker__more_tools_2", input={"load": ["more_tools"]})],
+        [ToolCall(id="c2", name="tracker__more_tools", input={"x": "1"})],
+        "done",
+    ]
+    glove = Glove(model=ScriptedModel(script), system_prompt="t", server_mode=True)
+    async with (
+        serve(_server(own)) as url,
+        await mount_mcp(
+            glove,
+            adapter=MemoryMcpAdapter("conv", active=["tracker"]),
+            entries=[McpCatalogueEntry(id="tracker", name="T", description="d", url=url)],
+            listing_limits=LIMITS,
+        ),
+    ):
+        await glove.build().process_request("go")
+    first = glove.model.requests[0]  # type: ignore[attr-defined]
+    offered = [t.name for t in first.tools if t.name.startswith("tracker__")]
+    assert offered[-1] == "tracker__more_tools_2"
+    assert "tracker__more_tools" not in offered
+    assert 'call tracker__more_tools_2 with {"query": "a few words"}' in _note(first)
+    loaded, ran = _results(glove)
+    assert loaded.tool_references == ["tracker__more_tools"]
+    assert ran.status == "success" and ran.data == "ran more_tools"
