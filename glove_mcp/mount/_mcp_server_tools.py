@@ -148,7 +148,9 @@ async def bridge_server(
 
     # A server with resources to read also gets the tool that reads them (resource links
     # in results name it, so it is decided first).
-    listed = [mcp_tool.name for mcp_tool in listing.tools]
+    # Every name the server uses, offered or held: a tool of the mount's own (the resource
+    # reader, the skill loader) is left out where the server has a tool of that name.
+    listed = [mcp_tool.name for mcp_tool in (*listing.tools, *listing.held)]
     reader = (
         resource_reader(conn, listed, max_result_chars=chars, limits=results)
         if has_resources

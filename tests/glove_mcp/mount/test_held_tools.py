@@ -34,7 +34,7 @@ _TOOLS = [
 LIMITS = ListingLimits(max_tools=4)
 
 
-def _server(extra: tuple[tuple[str, str], ...] = ()) -> Server[Any]:
+def _server(extra: tuple[tuple[str, str], ...] = (), *, resources: bool = False) -> Server[Any]:
     tools = [types.Tool(name=n, description=d, input_schema=_OBJECT) for n, d in (*_TOOLS, *extra)]
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -43,6 +43,16 @@ def _server(extra: tuple[tuple[str, str], ...] = ()) -> Server[Any]:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         return types.CallToolResult(content=[types.TextContent(text=f"ran {params.name}")])
 
+    async def list_resources(ctx: Any, params: Any) -> types.ListResourcesResult:
+        return types.ListResourcesResult(resources=[types.Resource(uri="doc://a", name="a")])
+
+    if resources:
+        return Server(
+            "tracker",
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_list_resources=list_resources,
+        )
     return Server("tracker", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
@@ -196,3 +206,30 @@ async def test_a_server_with_its_own_more_tools_keeps_it_and_the_finder_takes_an
     loaded, ran = _results(glove)
     assert loaded.tool_references == ["tracker__more_tools"]
     assert ran.status == "success" and ran.data == "ran more_tools"
+
+
+async def test_a_held_tool_named_read_resource_keeps_its_name_and_the_server_still_mounts() -> None:
+    # The mount's resource reader is left out where the server has a tool of that name, held
+    # ones included (a held ``read_resource`` made two tools of one bridged name).
+    own = (("read_resource", "The server's own reader."),)
+    script: list[Any] = [
+        [ToolCall(id="c1", name="tracker__more_tools", input={"load": ["read_resource"]})],
+        [ToolCall(id="c2", name="tracker__read_resource", input={"x": "1"})],
+        "done",
+    ]
+    glove = Glove(model=ScriptedModel(script), system_prompt="t", server_mode=True)
+    async with (
+        serve(_server(own, resources=True)) as url,
+        await mount_mcp(
+            glove,
+            adapter=MemoryMcpAdapter("conv", active=["tracker"]),
+            entries=[McpCatalogueEntry(id="tracker", name="T", description="d", url=url)],
+            listing_limits=LIMITS,
+        ),
+    ):
+        await glove.build().process_request("go")
+    first = glove.model.requests[0]  # type: ignore[attr-defined]
+    assert "tracker__read_resource" not in {t.name for t in first.tools}
+    loaded, ran = _results(glove)
+    assert loaded.tool_references == ["tracker__read_resource"]
+    assert ran.status == "success" and ran.data == "ran read_resource"
