@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -136,24 +136,19 @@ def request_span(
     if extra:
         attributes.update(extra)
     started = time.perf_counter()
-    if not tracing_on():
-        request = McpRequestSpan(None, attributes)
-        try:
-            yield request
-        except BaseException as exc:
-            request.fail(mcp_error_type(exc))
-            raise
-        finally:
-            _DURATION.record(time.perf_counter() - started, request.attributes)
-        return
-    name = f"{method} {target}" if target else method
-    with _TRACER.start_as_current_span(
-        name,
-        kind=SpanKind.CLIENT,
-        attributes=attributes,
-        record_exception=False,
-        set_status_on_exception=False,
-    ) as span:
+    # The duration is recorded whether or not anyone traces; the span only when someone does.
+    span_of: AbstractContextManager[Span | None] = (
+        _TRACER.start_as_current_span(
+            f"{method} {target}" if target else method,
+            kind=SpanKind.CLIENT,
+            attributes=attributes,
+            record_exception=False,
+            set_status_on_exception=False,
+        )
+        if tracing_on()
+        else nullcontext()
+    )
+    with span_of as span:
         request = McpRequestSpan(span, dict(attributes))
         try:
             yield request
