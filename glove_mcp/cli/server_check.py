@@ -4,11 +4,10 @@ server started) and listing its tools: ``servers test`` and ``status --check``."
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
-from glove_mcp.auth import bearer
 from glove_mcp.catalogue import McpCatalogueEntry
-from glove_mcp.connect import connect_mcp
+from glove_mcp.discovery.tool_index import entry_login, list_entry
 from glove_mcp.errors import (
     GloveMcpError,
     McpAuthExpiredError,
@@ -17,8 +16,7 @@ from glove_mcp.errors import (
     McpTimeoutError,
     OAuthLoginRequiredError,
 )
-from glove_mcp.oauth import BoundLogin, OAuthStore
-from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
+from glove_mcp.oauth import OAuthStore
 
 __all__ = ["Outcome", "Tried", "try_server"]
 
@@ -59,24 +57,11 @@ async def try_server(
         login_hint: the command that logs in to this server, named when a login is needed.
         timeout: seconds to wait for the connection.
     """
-    auth: Any = None
-    if store is not None and entry.url:
-        # Only a credential issued for this URL is sent (never one a catalogue id points
-        # elsewhere now): the principal is the command's, ``default``.
-        login = BoundLogin(store, DEFAULT_PRINCIPAL, entry.id, entry.url, login_hint)
-        if await login.bound_state() is not None:
-            auth = bearer(login)
+    # Only a credential issued for this URL is sent (never one a catalogue id points
+    # elsewhere now): the principal is the command's, ``default``.
+    auth = await entry_login(entry, store, login_hint) if store is not None else None
     try:
-        async with await connect_mcp(
-            entry.id,
-            entry.url,
-            auth=auth,
-            command=entry.command or None,
-            env=entry.env or None,
-            protocol=entry.protocol,
-            connect_timeout=timeout,
-        ) as conn:
-            tools = [tool.name for tool in await conn.list_tools()]
+        tools = [tool.name for tool in (await list_entry(entry, auth=auth, timeout=timeout)).tools]
     except (McpAuthExpiredError, OAuthLoginRequiredError):
         if auth is None:
             return Tried("needs_login", f"it needs a login: run {login_hint}")

@@ -47,7 +47,14 @@ from glove_mcp.errors import (
 from glove_mcp.oauth import BoundLogin, OAuthStore
 from glove_mcp.resource_keys import DEFAULT_PRINCIPAL
 
-__all__ = ["DEFAULT_CONCURRENCY", "IndexedServer", "index_tools"]
+__all__ = [
+    "DEFAULT_CONCURRENCY",
+    "EntryListing",
+    "IndexedServer",
+    "entry_login",
+    "index_tools",
+    "list_entry",
+]
 
 logger = logging.getLogger("glove_mcp.discovery")
 
@@ -185,6 +192,61 @@ def _still_fresh(id: str, listing: LearnedListing, tools: Sequence[LearnedTool])
     )
 
 
+@dataclass(frozen=True)
+class EntryListing:
+    """What ``list_entry`` read of a server.
+
+    Attributes:
+        tools: its ``tools/list``, whole.
+        instructions: what it said about how to use it, if anything.
+        ttl_ms: how long its tool list stays fresh, when it said.
+    """
+
+    tools: list[Any]
+    instructions: str | None
+    ttl_ms: int | None
+
+
+async def entry_login(
+    entry: McpCatalogueEntry,
+    credentials: OAuthStore,
+    login_hint: str,
+    principal: str = DEFAULT_PRINCIPAL,
+) -> Any:
+    """The principal's login for ``entry``, as an ``httpx2.Auth``, when ``credentials`` hold one
+    issued for the entry's URL (refreshed when needed; never one a catalogue id points
+    elsewhere now), else None (and None for a stdio server)."""
+    if not entry.url:
+        return None
+    login = BoundLogin(credentials, principal, entry.id, entry.url, login_hint)
+    return bearer(login) if await login.bound_state() is not None else None
+
+
+async def list_entry(
+    entry: McpCatalogueEntry,
+    *,
+    auth: Any,
+    timeout: float,  # noqa: ASYNC109 - how long to wait for the connection
+) -> EntryListing:
+    """Connect to ``entry``'s server over its transport and protocol, with ``auth`` (see
+    ``entry_login``), and list its tools.
+
+    Raises:
+        McpAuthExpiredError | OAuthLoginRequiredError: it wants a login it was not given.
+        McpTimeoutError, McpConnectionError and the other ``GloveMcpError``s of a connection.
+    """
+    async with await connect_mcp(
+        entry.id,
+        entry.url,
+        auth=auth,
+        command=entry.command or None,
+        env=entry.env or None,
+        protocol=entry.protocol,
+        connect_timeout=timeout,
+    ) as conn:
+        return EntryListing(list(await conn.list_tools()), conn.instructions, conn.tools_ttl_ms)
+
+
 async def _index_one(
     entry: McpCatalogueEntry,
     store: LearnedToolsStore,
@@ -196,25 +258,11 @@ async def _index_one(
     lacking = missing_inputs(entry, os.environ)
     if lacking:  # an imported server not set up yet: starting it would only fail
         return IndexedServer(entry.id, "failed", f"not set up yet: {'; '.join(lacking)}")
-    auth: Any = None
-    if credentials is not None and entry.url:
-        login = BoundLogin(credentials, principal, entry.id, entry.url, login_hint)
-        if await login.bound_state() is not None:
-            auth = bearer(login)
+    auth = await entry_login(entry, credentials, login_hint, principal) if credentials else None
     try:
         async with asyncio.timeout(timeout):
-            async with await connect_mcp(
-                entry.id,
-                entry.url,
-                auth=auth,
-                command=entry.command or None,
-                env=entry.env or None,
-                protocol=entry.protocol,
-                connect_timeout=timeout,
-            ) as conn:
-                listed = await conn.list_tools()
-                instructions = conn.instructions
-                ttl_ms = conn.tools_ttl_ms
+            found = await list_entry(entry, auth=auth, timeout=timeout)
+        listed, instructions, ttl_ms = found.tools, found.instructions, found.ttl_ms
     except (McpAuthExpiredError, OAuthLoginRequiredError):
         if auth is None:
             return IndexedServer(entry.id, "needs_login", f"it needs a login: run {login_hint}")
