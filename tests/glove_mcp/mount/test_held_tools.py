@@ -56,6 +56,22 @@ def _server(extra: tuple[tuple[str, str], ...] = (), *, resources: bool = False)
     return Server("tracker", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
+async def _run_once(script: list[Any], server: Server[Any]) -> Glove:
+    """One request of ``script`` on an agent with ``server`` mounted as ``tracker``."""
+    glove = Glove(model=ScriptedModel(script), system_prompt="t", server_mode=True)
+    async with (
+        serve(server) as url,
+        await mount_mcp(
+            glove,
+            adapter=MemoryMcpAdapter("conv", active=["tracker"]),
+            entries=[McpCatalogueEntry(id="tracker", name="T", description="d", url=url)],
+            listing_limits=LIMITS,
+        ),
+    ):
+        await glove.build().process_request("go")
+    return glove
+
+
 def _results(glove: Glove) -> list[ToolResultData]:
     history = glove.model.requests[-1].messages  # type: ignore[attr-defined]
     return [r.result for m in history for r in (m.tool_results or [])]
@@ -187,17 +203,7 @@ async def test_a_server_with_its_own_more_tools_keeps_it_and_the_finder_takes_an
         [ToolCall(id="c2", name="tracker__more_tools", input={"x": "1"})],
         "done",
     ]
-    glove = Glove(model=ScriptedModel(script), system_prompt="t", server_mode=True)
-    async with (
-        serve(_server(own)) as url,
-        await mount_mcp(
-            glove,
-            adapter=MemoryMcpAdapter("conv", active=["tracker"]),
-            entries=[McpCatalogueEntry(id="tracker", name="T", description="d", url=url)],
-            listing_limits=LIMITS,
-        ),
-    ):
-        await glove.build().process_request("go")
+    glove = await _run_once(script, _server(own))
     first = glove.model.requests[0]  # type: ignore[attr-defined]
     offered = [t.name for t in first.tools if t.name.startswith("tracker__")]
     assert offered[-1] == "tracker__more_tools_2"
@@ -217,17 +223,7 @@ async def test_a_held_tool_named_read_resource_keeps_its_name_and_the_server_sti
         [ToolCall(id="c2", name="tracker__read_resource", input={"x": "1"})],
         "done",
     ]
-    glove = Glove(model=ScriptedModel(script), system_prompt="t", server_mode=True)
-    async with (
-        serve(_server(own, resources=True)) as url,
-        await mount_mcp(
-            glove,
-            adapter=MemoryMcpAdapter("conv", active=["tracker"]),
-            entries=[McpCatalogueEntry(id="tracker", name="T", description="d", url=url)],
-            listing_limits=LIMITS,
-        ),
-    ):
-        await glove.build().process_request("go")
+    glove = await _run_once(script, _server(own, resources=True))
     first = glove.model.requests[0]  # type: ignore[attr-defined]
     assert "tracker__read_resource" not in {t.name for t in first.tools}
     loaded, ran = _results(glove)
