@@ -31,6 +31,8 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
+from multi_instance import statements  # bench/multi_instance.py, beside this script
+
 from glove_core import Glove, ScriptedModel, ToolCall, tool
 from glove_core.dbos_execution import DbosExecution
 from glove_core.execution import Execution
@@ -70,19 +72,6 @@ WORKLOADS: dict[str, list[object]] = {
 class Figures:
     ms: list[float]
     trips: list[float]
-
-
-async def statements(url: str, database: str) -> int:
-    import psycopg
-
-    async with await psycopg.AsyncConnection.connect(url) as conn:
-        cursor = await conn.execute(
-            "SELECT COALESCE(SUM(calls), 0) FROM pg_stat_statements s JOIN pg_database d "
-            "ON d.oid = s.dbid WHERE d.datname = %s",
-            (database,),
-        )
-        row = await cursor.fetchone()
-        return int(row[0]) if row else 0
 
 
 async def batch(
@@ -132,7 +121,7 @@ async def main(args: argparse.Namespace) -> None:
             modes: dict[str, Execution | None] = {"plain": None, "durable": durable}
 
             async def count() -> int:
-                return await statements(url, "bench")
+                return await statements(server, "bench")
 
             results: dict[tuple[str, str], Figures] = {}
             for name, script in WORKLOADS.items():

@@ -331,12 +331,7 @@ def _inputs(values: list[Any], where: str) -> list[dict[str, Any]]:
     for i, value in enumerate(values):
         if not isinstance(value, dict):
             raise _Refused(f"{where}[{i}]", f"must be an object, got {_shown(value)}")
-        name = value.get("name")
-        if not isinstance(name, str) or not name.strip():
-            raise _Refused(
-                f"{where}[{i}].name",
-                "is missing" if name is None else f"must be a non-empty string, got {_shown(name)}",
-            )
+        name = _text(value, "name", f"{where}[{i}].", required=True)
         kept: dict[str, Any] = {"name": name}
         for key, out_key in (
             ("description", "description"),
@@ -396,14 +391,7 @@ def _package(package: object, where: str) -> _Target:
     kind = package.get("registryType")
     if kind is None:
         raise _Refused(f"{where}.registryType", "is missing")
-    identifier = package.get("identifier")
-    if not isinstance(identifier, str) or not identifier.strip():
-        raise _Refused(
-            f"{where}.identifier",
-            "is missing"
-            if identifier is None
-            else f"must be a non-empty string, got {_shown(identifier)}",
-        )
+    identifier = _text(package, "identifier", f"{where}.", required=True)
     version = package.get("version")
     if version is not None and (not isinstance(version, str) or not version or version == "latest"):
         raise _Refused(f"{where}.version", f"must be a specific version, got {_shown(version)}")
@@ -490,14 +478,7 @@ def _arguments(values: object, where: str) -> list[str]:
                 value = f"<{hint}>"
             out.append(value)
         elif kind == "named":
-            name = argument.get("name")
-            if not isinstance(name, str) or not name.strip():
-                raise _Refused(
-                    f"{here}.name",
-                    "is missing"
-                    if name is None
-                    else f"must be a non-empty string, got {_shown(name)}",
-                )
+            name = _text(argument, "name", f"{here}.", required=True)
             if value is None:
                 if not required:
                     continue

@@ -147,17 +147,7 @@ async def test_loading_a_tool_that_is_not_held_is_an_error_and_loads_nothing() -
         [ToolCall(id="c2", name="tracker__more_tools", input={})],
         "done",
     ]
-    glove = Glove(model=ScriptedModel(script), system_prompt="t", server_mode=True)
-    async with (
-        serve(_server()) as url,
-        await mount_mcp(
-            glove,
-            adapter=MemoryMcpAdapter("conv", active=["tracker"]),
-            entries=[McpCatalogueEntry(id="tracker", name="T", description="d", url=url)],
-            listing_limits=LIMITS,
-        ),
-    ):
-        await glove.build().process_request("go")
+    glove = await _run_once(script, _server())
     refused, listed = _results(glove)
     assert refused.status == "error"
     assert refused.message is not None
